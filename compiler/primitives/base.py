@@ -1,0 +1,45 @@
+"""Primitive: the unit every stage of redraft knows how to handle.
+
+A primitive is declared once, in the file of its family (elementwise.py, reductions.py, ...),
+and every rule a stage needs is registered beside it in that stage's table: `impl_rules`
+(runtime.eager), `abstract_eval_rules` (compiler.core.abstract), and the transform and
+lowering tables of later stages. Arrays are positional operands; static parameters (axes,
+shapes, dtypes) are keyword arguments and must be hashable.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+
+class WeakRule(Enum):
+    """How a primitive's result inherits `weak_type` from its operands."""
+    ALL = "all"  # weak iff every operand is weak (arithmetic, reductions, shape ops)
+    NEVER = "never"  # never weak (comparisons, index results, creation with a dtype)
+    PARAM = "param"  # the `weak_type` parameter says (convert_element_type)
+
+
+class Primitive:
+    """A named operation; identity is the object, `name` is what printers show."""
+
+    __slots__ = ("name", "weak_rule", "multiple_results", "family")
+
+    def __init__(self, name: str, family: str, weak_rule: WeakRule = WeakRule.ALL,
+                 multiple_results: bool = False):
+        self.name = name
+        self.family = family
+        self.weak_rule = weak_rule
+        self.multiple_results = multiple_results
+        ALL_PRIMITIVES[name] = self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def result_weak(self, operand_weaks, params: dict) -> bool:
+        if self.weak_rule is WeakRule.ALL:
+            return bool(operand_weaks) and all(operand_weaks)
+        if self.weak_rule is WeakRule.PARAM:
+            return bool(params.get("weak_type", False))
+        return False
+
+
+ALL_PRIMITIVES: dict[str, Primitive] = {}

@@ -1,0 +1,373 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, select, casts.
+
+Binary primitives broadcast their operands NumPy-style (the reverse-mode rules sum a
+cotangent back to each operand's shape). They are strict about dtypes: operands must share
+one dtype, except that weakly typed values (Python scalars) take the dtype of the others.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
+from redraft.compiler.primitives.base import Primitive, WeakRule
+from redraft.compiler.primitives.checks import (broadcast_shapes, check_dtype_kind,
+                                                check_same_dtypes)
+from redraft.runtime import dtypes
+from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.convert import as_array
+from redraft.runtime.eager import bind, impl_rules
+from redraft.compiler.primitives.operands import apply, strict_operands
+
+FAMILY = "elementwise"
+
+# What each primitive accepts, as NumPy kind letters, and how errors describe it.
+FLOATING = ("fc", "a floating-point or complex operand")
+REAL_FLOAT = ("f", "a floating-point operand")
+NUMBER = ("iufc", "a numeric operand")
+SIGNED = ("ifc", "a signed numeric operand")
+REAL = ("iuf", "a real (non-complex) operand")
+INTEGRAL = ("biu", "a bool or integer operand")
+ANY = ("biufc", "an array")
+
+
+# ---- declaring primitives -------------------------------------------------------------------
+
+def _unary(name: str, impl, accepts: tuple[str, str], result_dtype=None) -> Primitive:
+    prim = Primitive(name, FAMILY)
+    impl_rules[prim] = impl
+    kinds, what = accepts
+
+    def abstract_eval(x: ShapedArray, **params) -> ShapedArray:
+        check_dtype_kind(x.dtype, kinds, f"lax.{name}", what)
+        dtype = x.dtype if result_dtype is None else result_dtype
+        return ShapedArray(x.shape, dtype, x.weak_type and result_dtype is None)
+
+    abstract_eval_rules[prim] = abstract_eval
+    return prim
+
+
+def _binary(name: str, impl, accepts: tuple[str, str], result_dtype=None) -> Primitive:
+    weak_rule = WeakRule.ALL if result_dtype is None else WeakRule.NEVER
+    prim = Primitive(name, FAMILY, weak_rule)
+    impl_rules[prim] = impl
+    kinds, what = accepts
+
+    def abstract_eval(x: ShapedArray, y: ShapedArray, **params) -> ShapedArray:
+        check_same_dtypes([x.dtype, y.dtype], name)
+        check_dtype_kind(x.dtype, kinds, f"lax.{name}", what)
+        shape = broadcast_shapes(x.shape, y.shape, op=f"lax.{name}")
+        dtype = x.dtype if result_dtype is None else result_dtype
+        return ShapedArray(shape, dtype, prim.result_weak([x.weak_type, y.weak_type], params))
+
+    abstract_eval_rules[prim] = abstract_eval
+    return prim
+
+
+# ---- host implementations that NumPy lacks --------------------------------------------------
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf through Python's math.erf per element: exact, slow; compiled code is vectorised."""
+    return np.asarray(_vectorised_math(math.erf, x))
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_vectorised_math(math.erfc, x))
+
+
+def _lgamma(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_vectorised_math(_safe_lgamma, x))
+
+
+def _safe_lgamma(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except ValueError:
+        return math.inf
+
+
+def _vectorised_math(fn, x: np.ndarray) -> np.ndarray:
+    wide = np.asarray(x, np.float64)
+    flat = np.fromiter((fn(v) if not math.isnan(v) else v for v in wide.ravel()),
+                       np.float64, wide.size)
+    return flat.reshape(wide.shape).astype(x.dtype)
+
+
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """psi(x): recurrence up to x >= 6, then the asymptotic series; reflection for x < 0."""
+    v = np.asarray(x, np.float64)
+    reflect = v < 0.5
+    z = np.where(reflect, 1.0 - v, v)
+    acc = np.zeros_like(z)
+    for _ in range(6):
+        small = z < 6.0
+        acc = acc - np.where(small, 1.0 / np.where(small, z, 1.0), 0.0)
+        z = np.where(small, z + 1.0, z)
+    inv2 = 1.0 / (z * z)
+    series = (np.log(z) - 0.5 / z
+              - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240)))))
+    out = acc + series
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(reflect, out - np.pi / np.tan(np.pi * v), out)
+        out = np.where((v <= 0) & (v == np.floor(v)), np.nan, out)
+    return out.astype(x.dtype)
+
+
+def _erf_inv(x: np.ndarray) -> np.ndarray:
+    """erfinv by Newton iterations on erf, from Giles' single-precision starting point."""
+    v = np.asarray(x, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log((1.0 - v) * (1.0 + v))
+        guess = np.where(w < 5.0, _giles_central(w - 2.5), _giles_tail(np.sqrt(w) - 3.0)) * v
+        for _ in range(2):
+            err = _vectorised_math(math.erf, guess) - v
+            guess = guess - err / (2 / math.sqrt(math.pi) * np.exp(-guess * guess))
+        guess = np.where(np.abs(v) == 1, np.copysign(np.inf, v), guess)
+        guess = np.where(np.abs(v) > 1, np.nan, guess)
+    return guess.astype(x.dtype)
+
+
+def _giles_central(w):
+    coeffs = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+    return _horner(coeffs, w)
+
+
+def _giles_tail(w):
+    coeffs = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+    return _horner(coeffs, w)
+
+
+def _horner(coeffs, w):
+    acc = np.full_like(w, coeffs[0])
+    for c in coeffs[1:]:
+        acc = acc * w + c
+    return acc
+
+
+def _round(x: np.ndarray, rounding_method: int = 0) -> np.ndarray:
+    if rounding_method == 1:
+        return np.round(x)
+    return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype)
+
+
+def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """lax.div: integer division rounds toward zero, like C."""
+    if x.dtype.kind in "iu":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.floor_divide(x, np.where(y == 0, 1, y))
+            fix = (np.remainder(x, np.where(y == 0, 1, y)) != 0) & ((x < 0) != (y < 0))
+            return np.where(y == 0, -1, q + fix).astype(x.dtype)
+    return np.true_divide(x, y)
+
+
+def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """lax.rem: the remainder takes the sign of the dividend, like C's fmod."""
+    if x.dtype.kind in "iu":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(x, np.where(y == 0, 1, y))
+    return np.fmod(x, y)
+
+
+def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind in "iu":
+        if np.any(y < 0):
+            raise ValueError("integers cannot be raised to negative integer powers")
+    return np.power(x, y)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+def _quiet(fn):
+    """NumPy warns on log(0), sqrt(-1), overflow; lax returns inf/nan quietly."""
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return fn(*args, **params)
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl
+
+
+# ---- unary ------------------------------------------------------------------------------------
+
+neg_p = _unary("neg", np.negative, NUMBER)
+sign_p = _unary("sign", np.sign, NUMBER)
+floor_p = _unary("floor", np.floor, REAL_FLOAT)
+ceil_p = _unary("ceil", np.ceil, REAL_FLOAT)
+round_p = _unary("round", _round, REAL_FLOAT)
+is_finite_p = _unary("is_finite", np.isfinite, REAL_FLOAT, dtypes.bool_)
+abs_p = _unary("abs", np.abs, NUMBER)
+not_p = _unary("not", np.invert, INTEGRAL)
+exp_p = _unary("exp", _quiet(np.exp), FLOATING)
+exp2_p = _unary("exp2", _quiet(np.exp2), FLOATING)
+log_p = _unary("log", _quiet(np.log), FLOATING)
+log1p_p = _unary("log1p", _quiet(np.log1p), FLOATING)
+expm1_p = _unary("expm1", _quiet(np.expm1), FLOATING)
+tanh_p = _unary("tanh", np.tanh, FLOATING)
+logistic_p = _unary("logistic", _logistic, FLOATING)
+sin_p = _unary("sin", np.sin, FLOATING)
+cos_p = _unary("cos", np.cos, FLOATING)
+tan_p = _unary("tan", np.tan, FLOATING)
+asin_p = _unary("asin", _quiet(np.arcsin), FLOATING)
+acos_p = _unary("acos", _quiet(np.arccos), FLOATING)
+atan_p = _unary("atan", np.arctan, FLOATING)
+sinh_p = _unary("sinh", _quiet(np.sinh), FLOATING)
+cosh_p = _unary("cosh", _quiet(np.cosh), FLOATING)
+asinh_p = _unary("asinh", np.arcsinh, FLOATING)
+acosh_p = _unary("acosh", _quiet(np.arccosh), FLOATING)
+atanh_p = _unary("atanh", _quiet(np.arctanh), FLOATING)
+sqrt_p = _unary("sqrt", _quiet(np.sqrt), FLOATING)
+rsqrt_p = _unary("rsqrt", _quiet(_rsqrt), FLOATING)
+cbrt_p = _unary("cbrt", np.cbrt, REAL_FLOAT)
+erf_p = _unary("erf", _erf, REAL_FLOAT)
+erfc_p = _unary("erfc", _erfc, REAL_FLOAT)
+erf_inv_p = _unary("erf_inv", _erf_inv, REAL_FLOAT)
+lgamma_p = _unary("lgamma", _lgamma, REAL_FLOAT)
+digamma_p = _unary("digamma", _digamma, REAL_FLOAT)
+real_p = _unary("real", np.real, ("c", "a complex operand"))
+imag_p = _unary("imag", np.imag, ("c", "a complex operand"))
+conj_p = _unary("conj", np.conj, FLOATING)
+for _p in (real_p, imag_p):
+    abstract_eval_rules[_p] = (lambda x, **_: ShapedArray(
+        x.shape, np.dtype(np.float32 if x.dtype == np.complex64 else np.float64), x.weak_type))
+
+# ---- binary -----------------------------------------------------------------------------------
+
+add_p = _binary("add", np.add, NUMBER)
+sub_p = _binary("sub", np.subtract, NUMBER)
+mul_p = _binary("mul", np.multiply, NUMBER)
+div_p = _binary("div", _quiet(_int_div), NUMBER)
+rem_p = _binary("rem", _quiet(_rem), REAL)
+pow_p = _binary("pow", _quiet(_pow), NUMBER)
+max_p = _binary("max", np.maximum, REAL)
+min_p = _binary("min", np.minimum, REAL)
+atan2_p = _binary("atan2", np.arctan2, REAL_FLOAT)
+nextafter_p = _binary("nextafter", np.nextafter, REAL_FLOAT)
+and_p = _binary("and", np.bitwise_and, INTEGRAL)
+or_p = _binary("or", np.bitwise_or, INTEGRAL)
+xor_p = _binary("xor", np.bitwise_xor, INTEGRAL)
+shift_left_p = _binary("shift_left", np.left_shift, ("iu", "an integer operand"))
+shift_right_logical_p = _binary(
+    "shift_right_logical",
+    lambda x, y: (x.view(x.dtype.str.replace("i", "u")) >> y.astype(
+        x.dtype.str.replace("i", "u"))).view(x.dtype),
+    ("iu", "an integer operand"))
+shift_right_arithmetic_p = _binary("shift_right_arithmetic", np.right_shift,
+                                   ("iu", "an integer operand"))
+eq_p = _binary("eq", np.equal, ANY, dtypes.bool_)
+ne_p = _binary("ne", np.not_equal, ANY, dtypes.bool_)
+lt_p = _binary("lt", np.less, ("biuf", "a real operand"), dtypes.bool_)
+le_p = _binary("le", np.less_equal, ("biuf", "a real operand"), dtypes.bool_)
+gt_p = _binary("gt", np.greater, ("biuf", "a real operand"), dtypes.bool_)
+ge_p = _binary("ge", np.greater_equal, ("biuf", "a real operand"), dtypes.bool_)
+
+
+# ---- select, clamp, integer_pow, convert_element_type -----------------------------------------
+
+select_p = Primitive("select", FAMILY, WeakRule.ALL)
+
+
+def _select_impl(pred, on_true, on_false):
+    return np.where(pred, on_true, on_false)
+
+
+def _select_abstract(pred: ShapedArray, on_true: ShapedArray, on_false: ShapedArray, **_):
+    if pred.dtype != dtypes.bool_:
+        raise TypeError(f"lax.select needs a bool predicate, got {pred.dtype.name}")
+    check_same_dtypes([on_true.dtype, on_false.dtype], "select")
+    shape = broadcast_shapes(pred.shape, on_true.shape, on_false.shape, op="lax.select")
+    return ShapedArray(shape, on_true.dtype, on_true.weak_type and on_false.weak_type)
+
+
+impl_rules[select_p] = _select_impl
+abstract_eval_rules[select_p] = _select_abstract
+
+integer_pow_p = Primitive("integer_pow", FAMILY)
+
+
+def _integer_pow_impl(x, *, y: int):
+    if y < 0 and x.dtype.kind in "iu":
+        raise ValueError("integers cannot be raised to negative integer powers")
+    with np.errstate(all="ignore"):
+        if y == 2:
+            return x * x
+        return np.power(x, x.dtype.type(y) if x.dtype.kind in "fc" else y).astype(x.dtype)
+
+
+impl_rules[integer_pow_p] = _integer_pow_impl
+abstract_eval_rules[integer_pow_p] = lambda x, *, y: x
+
+convert_element_type_p = Primitive("convert_element_type", FAMILY, WeakRule.PARAM)
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False):
+    if x.dtype.kind in "fc" and np.dtype(new_dtype).kind in "iu":
+        with np.errstate(invalid="ignore"):
+            info = np.iinfo(new_dtype)
+            clipped = np.clip(np.nan_to_num(np.real(x), nan=0), info.min, info.max)
+            return np.trunc(clipped).astype(new_dtype)
+    if np.dtype(new_dtype) == dtypes.bool_:
+        return x != 0
+    with np.errstate(all="ignore"):
+        return x.astype(new_dtype)
+
+
+impl_rules[convert_element_type_p] = _convert_impl
+abstract_eval_rules[convert_element_type_p] = (
+    lambda x, *, new_dtype, weak_type=False: ShapedArray(x.shape, np.dtype(new_dtype), weak_type))
+
+clamp_p = Primitive("clamp", FAMILY)
+impl_rules[clamp_p] = lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi).astype(x.dtype)
+abstract_eval_rules[clamp_p] = lambda lo, x, hi: ShapedArray(
+    broadcast_shapes(lo.shape, x.shape, hi.shape, op="lax.clamp"), x.dtype, x.weak_type)
+
+
+# ---- the lax functions --------------------------------------------------------------------------
+
+def _lax_fn(prim: Primitive):
+    def fn(*args):
+        return apply(prim, *args)
+    fn.__name__ = fn.__qualname__ = prim.name.replace("not", "bitwise_not")
+    fn.__doc__ = f"lax.{prim.name}: the `{prim.name}` primitive, applied elementwise."
+    return fn
+
+
+def select(pred, on_true, on_false) -> Array:
+    on_true, on_false = strict_operands("select", (on_true, on_false))
+    return apply(select_p, as_array(pred), on_true, on_false)
+
+
+def clamp(min, x, max) -> Array:  # noqa: A002 - lax's parameter names
+    return apply(clamp_p, min, x, max)
+
+
+def integer_pow(x, y: int) -> Array:
+    return apply(integer_pow_p, x, y=int(y))
+
+
+def convert_element_type(x, new_dtype) -> Array:
+    x = as_array(x)
+    new_dtype = dtypes.check_dtype_arg(new_dtype)
+    return bind(convert_element_type_p, x, new_dtype=new_dtype, weak_type=False)
+
+
+def round(x, rounding_method: int = 0) -> Array:  # noqa: A001 - lax's name
+    return apply(round_p, x, rounding_method=int(rounding_method))
+
+
+LAX_FUNCTIONS = {p.name: _lax_fn(p) for p in (
+    neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, not_p, exp_p, exp2_p, log_p, log1p_p,
+    expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p,
+    asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p, erfc_p, erf_inv_p, lgamma_p,
+    digamma_p, real_p, imag_p, conj_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p,
+    atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
+    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p)}

@@ -1,0 +1,14 @@
+"""redraft: JAX's programming model as a source-to-source transforming compiler.
+
+    import redraft
+    import redraft.numpy as jnp
+
+    redraft.grad(f)      # derivative source, readable (redraft.emit shows it)
+    redraft.jit(f)       # compiled through an SSA IR to LLVM (alias: redraft.compile)
+"""
+from redraft.runtime.array import Array  # noqa: F401
+from redraft.runtime.devices import Device, default_backend, devices  # noqa: F401
+from redraft.runtime.transfer import device_get, device_put  # noqa: F401
+from redraft import numpy, lax, tree_util  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,26 @@
+"""redraft.lax: the strict primitive layer. Mixed dtypes are refused, not promoted.
+
+Every function here applies one primitive (or a few, for conveniences such as `dot`); the
+primitives and all their rules live in redraft.compiler.primitives, one file per family.
+"""
+from redraft.compiler.primitives.elementwise import (LAX_FUNCTIONS as _ELEMENTWISE, clamp,
+                                                     convert_element_type, integer_pow, round,
+                                                     select)
+from redraft.compiler.primitives.linalg import dot, dot_general  # noqa: F401
+from redraft.compiler.primitives.reductions import (argmax, argmin, argsort, cummax,  # noqa
+                                                    cummin, cumprod, cumsum, reduce_and,
+                                                    reduce_max, reduce_min, reduce_or,
+                                                    reduce_prod, reduce_sum, sort)
+from redraft.compiler.primitives.shape import (broadcast, broadcast_in_dim,  # noqa: F401
+                                               broadcasted_iota, concatenate,
+                                               dynamic_index_in_dim, dynamic_slice,
+                                               dynamic_update_slice, expand_dims, iota, pad,
+                                               reshape, rev, slice, squeeze, transpose)
+
+globals().update(_ELEMENTWISE)
+bitwise_not = _ELEMENTWISE["not"]
+globals()["not_"] = bitwise_not
+bitwise_and, bitwise_or, bitwise_xor = (_ELEMENTWISE[n] for n in ("and", "or", "xor"))
+mul = _ELEMENTWISE["mul"]
+
+__all__ = sorted(k for k in globals() if not k.startswith("_"))

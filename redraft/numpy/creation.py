@@ -1,0 +1,174 @@
+"""Array creation: array, zeros, ones, full, *_like, arange, linspace, eye, identity, ..."""
+from __future__ import annotations
+
+import numpy as np
+
+from redraft.compiler.primitives import shape as lax_shape
+from redraft.runtime import dtypes
+from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.convert import as_array, host_array
+
+
+def _leaf_values(obj):
+    """Replace Arrays nested in lists/tuples by their buffers, for np.asarray."""
+    if isinstance(obj, Array):
+        return obj._buf
+    if isinstance(obj, (list, tuple)):
+        return [_leaf_values(o) for o in obj]
+    return obj
+
+
+def _nested_dtype(obj) -> tuple[np.dtype, bool] | None:
+    """JAX's promoted type of the leaves of a nested list (weak only if every leaf is)."""
+    leaves = []
+
+    def walk(o):
+        if isinstance(o, (list, tuple)):
+            for item in o:
+                walk(item)
+        else:
+            leaves.append(as_array(o) if not isinstance(o, np.ndarray) else o)
+    walk(obj)
+    if not leaves:
+        return None
+    types = [(a.dtype, getattr(a, "_weak", False)) for a in leaves]
+    return dtypes.promote_types(*types)
+
+
+def array(object, dtype=None, copy: bool = True, ndmin: int = 0) -> Array:  # noqa: A002
+    """A new Array from an array-like; 64-bit inputs become 32-bit. Never weakly typed."""
+    if isinstance(object, Array) and dtype is None and ndmin <= object.ndim:
+        return wrap_host(object._buf, False) if object._weak else object
+    if dtype is None and isinstance(object, (list, tuple)):
+        promoted = _nested_dtype(object)
+        dtype = promoted[0] if promoted else dtypes.DEFAULT_FLOAT
+    if type(object) in (int, float, complex) and dtype is None:
+        dtype = dtypes.python_scalar_dtype(object)
+    buf = host_array(_leaf_values(object), dtype)
+    if buf is object or (isinstance(object, np.ndarray) and np.shares_memory(buf, object)):
+        buf = buf.copy()
+    if buf.ndim < ndmin:
+        buf = buf.reshape((1,) * (ndmin - buf.ndim) + buf.shape)
+    return wrap_host(buf, False)
+
+
+def asarray(a, dtype=None, order=None, copy=None) -> Array:
+    """As `array`, but an Array of the right dtype is returned as it is."""
+    if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    return array(a, dtype=dtype)
+
+
+def _filled(shape, fill, dtype) -> Array:
+    shape = _shape_tuple(shape)
+    dtype = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    return wrap_host(np.full(shape, fill, dtype), False)
+
+
+def _shape_tuple(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)) or (isinstance(shape, Array) and shape.ndim == 0):
+        shape = (int(shape),)
+    try:
+        out = tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"negative dimensions are not allowed: shape {out}")
+    return out
+
+
+def zeros(shape, dtype=None) -> Array:
+    return _filled(shape, 0, dtype)
+
+
+def ones(shape, dtype=None) -> Array:
+    return _filled(shape, 1, dtype)
+
+
+def empty(shape, dtype=None) -> Array:
+    return _filled(shape, 0, dtype)
+
+
+def full(shape, fill_value, dtype=None) -> Array:
+    fill = as_array(fill_value)
+    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else fill.dtype
+    if fill.ndim:
+        return wrap_host(np.broadcast_to(fill._buf.astype(dt), _shape_tuple(shape)).copy())
+    return _filled(shape, fill._buf.item(), dt)
+
+
+def _like(a, dtype, shape):
+    a = as_array(a)
+    return (a.dtype if dtype is None else dtype), (a.shape if shape is None else shape)
+
+
+def zeros_like(a, dtype=None, shape=None) -> Array:
+    dt, sh = _like(a, dtype, shape)
+    return zeros(sh, dt)
+
+
+def ones_like(a, dtype=None, shape=None) -> Array:
+    dt, sh = _like(a, dtype, shape)
+    return ones(sh, dt)
+
+
+def empty_like(a, dtype=None, shape=None) -> Array:
+    return zeros_like(a, dtype, shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None) -> Array:
+    dt, sh = _like(a, dtype, shape)
+    return full(sh, fill_value, dt)
+
+
+def arange(start, stop=None, step=None, dtype=None) -> Array:
+    """Like numpy.arange; the default dtype is int32 for integers and float32 otherwise."""
+    values = [v for v in (start, stop, step) if v is not None]
+    for v in values:
+        if isinstance(v, Array) and v.ndim:
+            raise TypeError(f"arange takes scalars, got an array of shape {v.shape}")
+    plain = [v.item() if isinstance(v, Array) else v for v in values]
+    if dtype is None:
+        dtype = (dtypes.DEFAULT_INT if all(isinstance(v, (int, np.integer)) for v in plain)
+                 else dtypes.DEFAULT_FLOAT)
+    dtype = dtypes.check_dtype_arg(dtype)
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    return wrap_host(np.arange(*plain).astype(dtype), False)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0):
+    """Like numpy.linspace, computed in float64 then cast to float32."""
+    if int(num) < 0:
+        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    start_, stop_ = np.asarray(_leaf_values(start)), np.asarray(_leaf_values(stop))
+    values, step = np.linspace(start_, stop_, int(num), endpoint=endpoint, retstep=True,
+                               axis=axis)
+    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    out = wrap_host(values.astype(dt), False)
+    return (out, wrap_host(np.asarray(step, dt))) if retstep else out
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base: float = 10.0,
+             dtype=None) -> Array:
+    values = np.logspace(float(start), float(stop), int(num), endpoint=endpoint, base=base)
+    return wrap_host(values.astype(dtypes.check_dtype_arg(dtype or dtypes.DEFAULT_FLOAT)))
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
+    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    return wrap_host(np.eye(int(N), None if M is None else int(M), int(k), dtype=dt), False)
+
+
+def identity(n: int, dtype=None) -> Array:
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
+    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    return wrap_host(np.tri(int(N), None if M is None else int(M), int(k), dtype=dt), False)
+
+
+def iota(dtype, size: int) -> Array:
+    return lax_shape.iota(dtype, size)

@@ -1,0 +1,81 @@
+"""Attach operators and NumPy-style methods to Array, all routed through redraft.numpy.
+
+Done once at import of redraft.numpy, so the runtime's Array class holds no numerics.
+"""
+from __future__ import annotations
+
+from redraft.runtime.array import Array
+from redraft.runtime.convert import as_array
+
+
+def _swap(fn):
+    def reflected(self, other):
+        return fn(other, self)
+    return reflected
+
+
+def _astype(self, dtype, copy: bool = False) -> Array:
+    from redraft.numpy.promotion import cast
+    from redraft.runtime import dtypes
+    return cast(self, dtypes.check_dtype_arg(dtype))
+
+
+def _reshape(self, *shape, order: str = "C") -> Array:
+    from redraft.numpy.shapes import reshape
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    return reshape(self, shape, order)
+
+
+def _transpose(self, *axes) -> Array:
+    from redraft.numpy.shapes import transpose
+    if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+        axes = axes[0]
+    return transpose(self, axes or None)
+
+
+def _matmul_operand(other):
+    return other if isinstance(other, Array) else as_array(other)
+
+
+def install_methods(jnp) -> None:
+    """Give Array its operators (`+`, `@`, `<`, ...) and methods (`.sum()`, `.T`, ...)."""
+    from redraft.numpy.indexing import getitem
+    binary = {
+        "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "truediv": jnp.divide,
+        "floordiv": jnp.floor_divide, "mod": jnp.remainder, "pow": jnp.power,
+        "matmul": jnp.matmul, "and": jnp.bitwise_and, "or": jnp.bitwise_or,
+        "xor": jnp.bitwise_xor, "lshift": jnp.left_shift, "rshift": jnp.right_shift,
+        "divmod": jnp.divmod,
+    }
+    for name, fn in binary.items():
+        setattr(Array, f"__{name}__", lambda self, other, fn=fn: fn(self, other))
+        setattr(Array, f"__r{name}__", _swap(fn))
+    comparisons = {"eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal,
+                   "gt": jnp.greater, "ge": jnp.greater_equal}
+    for name, fn in comparisons.items():
+        setattr(Array, f"__{name}__", lambda self, other, fn=fn: fn(self, other))
+    Array.__neg__ = lambda self: jnp.negative(self)
+    Array.__pos__ = lambda self: self
+    Array.__abs__ = lambda self: jnp.absolute(self)
+    Array.__invert__ = lambda self: jnp.invert(self)
+    Array.__round__ = lambda self, ndigits=None: jnp.round(self, ndigits or 0)
+    Array.__getitem__ = getitem
+    reductions = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax",
+                  "argmin", "cumsum", "cumprod", "ptp")
+    for name in reductions:
+        setattr(Array, name, getattr(jnp, name))
+    for name in ("clip", "round", "conj", "conjugate", "dot", "ravel", "squeeze", "swapaxes",
+                 "flatten", "nonzero", "sort", "argsort", "take", "trace", "diagonal",
+                 "repeat", "real", "imag", "searchsorted", "cumsum"):
+        if hasattr(jnp, name):
+            setattr(Array, name, getattr(jnp, name))
+    Array.flatten = lambda self, order="C": jnp.ravel(self)
+    Array.astype = _astype
+    Array.reshape = _reshape
+    Array.transpose = _transpose
+    Array.T = property(lambda self: jnp.transpose(self))
+    Array.mT = property(lambda self: jnp.swapaxes(self, -1, -2))
+    Array.real = property(lambda self: jnp.real(self))
+    Array.imag = property(lambda self: jnp.imag(self))
+    Array.copy = lambda self: self

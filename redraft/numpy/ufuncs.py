@@ -1,0 +1,333 @@
+"""Elementwise NumPy functions: promote operand types as JAX does, then apply a lax primitive.
+
+The functions here are the hot path of eager code (`a + b` runs `add`), so they avoid
+every step that the common case does not need: no abstract evaluation unless NumPy itself
+refuses the operands, in which case the primitive's own rule explains the problem.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from redraft.compiler.primitives import elementwise as ew
+from redraft.runtime import dtypes
+from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.convert import as_array
+from redraft.runtime.eager import bind
+
+from redraft.numpy.promotion import cast, promote, promote_inexact
+
+_promote_pair = dtypes.promote_pair
+
+
+def _binary(prim, name: str, to_inexact: bool = False):
+    """A NumPy binary function over `prim` with JAX's promotion and broadcasting."""
+    prep = promote_inexact if to_inexact else promote
+
+    def fn(x, y, /) -> Array:
+        if type(x) is Array and type(y) is Array and x._buf.dtype == y._buf.dtype:
+            return bind(prim, x, y)
+        return bind(prim, *prep(x, y))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"jnp.{name}: elementwise, with JAX's type promotion (lax.{prim.name})."
+    return fn
+
+
+def _unary(prim, name: str, to_inexact: bool = False):
+    def fn(x, /) -> Array:
+        x = x if type(x) is Array else as_array(x)
+        if to_inexact and not dtypes.is_inexact(x.dtype):
+            x = wrap_host(x._buf.astype(dtypes.DEFAULT_FLOAT), x._weak)
+        return bind(prim, x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"jnp.{name}: elementwise (lax.{prim.name})."
+    return fn
+
+
+add = _binary(ew.add_p, "add")
+subtract = _binary(ew.sub_p, "subtract")
+multiply = _binary(ew.mul_p, "multiply")
+true_divide = divide = _binary(ew.div_p, "divide", to_inexact=True)
+maximum = _binary(ew.max_p, "maximum")
+minimum = _binary(ew.min_p, "minimum")
+arctan2 = _binary(ew.atan2_p, "arctan2", to_inexact=True)
+nextafter = _binary(ew.nextafter_p, "nextafter", to_inexact=True)
+bitwise_and = _binary(ew.and_p, "bitwise_and")
+bitwise_or = _binary(ew.or_p, "bitwise_or")
+bitwise_xor = _binary(ew.xor_p, "bitwise_xor")
+left_shift = _binary(ew.shift_left_p, "left_shift")
+right_shift = _binary(ew.shift_right_arithmetic_p, "right_shift")
+equal = _binary(ew.eq_p, "equal")
+not_equal = _binary(ew.ne_p, "not_equal")
+less = _binary(ew.lt_p, "less")
+less_equal = _binary(ew.le_p, "less_equal")
+greater = _binary(ew.gt_p, "greater")
+greater_equal = _binary(ew.ge_p, "greater_equal")
+
+negative = _unary(ew.neg_p, "negative")
+sign = _unary(ew.sign_p, "sign")
+absolute = abs = _unary(ew.abs_p, "absolute")  # noqa: A001
+exp = _unary(ew.exp_p, "exp", True)
+exp2 = _unary(ew.exp2_p, "exp2", True)
+log = _unary(ew.log_p, "log", True)
+log1p = _unary(ew.log1p_p, "log1p", True)
+expm1 = _unary(ew.expm1_p, "expm1", True)
+tanh = _unary(ew.tanh_p, "tanh", True)
+sin = _unary(ew.sin_p, "sin", True)
+cos = _unary(ew.cos_p, "cos", True)
+tan = _unary(ew.tan_p, "tan", True)
+arcsin = _unary(ew.asin_p, "arcsin", True)
+arccos = _unary(ew.acos_p, "arccos", True)
+arctan = _unary(ew.atan_p, "arctan", True)
+sinh = _unary(ew.sinh_p, "sinh", True)
+cosh = _unary(ew.cosh_p, "cosh", True)
+arcsinh = _unary(ew.asinh_p, "arcsinh", True)
+arccosh = _unary(ew.acosh_p, "arccosh", True)
+arctanh = _unary(ew.atanh_p, "arctanh", True)
+sqrt = _unary(ew.sqrt_p, "sqrt", True)
+cbrt = _unary(ew.cbrt_p, "cbrt", True)
+real = _unary(ew.real_p, "real")
+imag = _unary(ew.imag_p, "imag")
+conjugate = conj = _unary(ew.conj_p, "conjugate")
+
+
+def _float_or_identity(prim, name: str):
+    """floor/ceil/round keep integer inputs as they are (NumPy does the same)."""
+    op = _unary(prim, name)
+
+    def fn(x, /) -> Array:
+        x = as_array(x)
+        return x if dtypes.is_integer(x.dtype) or x.dtype == dtypes.bool_ else op(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+floor = _float_or_identity(ew.floor_p, "floor")
+ceil = _float_or_identity(ew.ceil_p, "ceil")
+_round_even = _float_or_identity(ew.round_p, "round")
+
+
+def round(a, decimals: int = 0) -> Array:  # noqa: A001
+    """Round half to even, as NumPy does, to `decimals` places."""
+    x = as_array(a)
+    if dtypes.is_integer(x.dtype) or decimals == 0:
+        return ew.round(x, 1) if dtypes.is_inexact(x.dtype) else x
+    scale = 10.0 ** int(decimals)
+    return ew.round(multiply(x, scale), 1) / scale
+
+
+around = round
+
+
+def square(x, /) -> Array:
+    return ew.integer_pow(as_array(x), 2)
+
+
+def reciprocal(x, /) -> Array:
+    return divide(1, x)
+
+
+def logical_not(x, /) -> Array:
+    return bind(ew.not_p, cast(as_array(x), dtypes.bool_))
+
+
+def bitwise_not(x, /) -> Array:
+    return bind(ew.not_p, as_array(x))
+
+
+invert = bitwise_not
+
+
+def _logical(prim, name):
+    def fn(x, y, /) -> Array:
+        return bind(prim, cast(as_array(x), dtypes.bool_), cast(as_array(y), dtypes.bool_))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+logical_and = _logical(ew.and_p, "logical_and")
+logical_or = _logical(ew.or_p, "logical_or")
+logical_xor = _logical(ew.xor_p, "logical_xor")
+
+
+def power(x, y, /) -> Array:
+    """x ** y: an integer exponent known in Python becomes lax.integer_pow."""
+    if type(y) is int and not isinstance(x, (int, float)):
+        x = as_array(x)
+        if y >= 0 or dtypes.is_inexact(x.dtype):
+            return ew.integer_pow(x, y)
+    x, y = promote(x, y)
+    return bind(ew.pow_p, x, y)
+
+
+def floor_divide(x, y, /) -> Array:
+    x, y = promote(x, y)
+    if dtypes.is_integer(x.dtype):
+        q = bind(ew.div_p, x, y)
+        fix = logical_and(not_equal(bind(ew.rem_p, x, y), 0),
+                          not_equal(less(x, 0), less(y, 0)))
+        return subtract(q, cast(fix, q.dtype))
+    return floor(bind(ew.div_p, x, y))
+
+
+def remainder(x, y, /) -> Array:
+    """Python's modulo: the result takes the sign of the divisor."""
+    x, y = promote(x, y)
+    r = bind(ew.rem_p, x, y)
+    wrong_sign = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+    return where(wrong_sign, add(r, y), r)
+
+
+mod = remainder
+
+
+def fmod(x, y, /) -> Array:
+    x, y = promote(x, y)
+    return bind(ew.rem_p, x, y)
+
+
+def divmod(x, y, /) -> tuple[Array, Array]:  # noqa: A001
+    return floor_divide(x, y), remainder(x, y)
+
+
+def where(condition, x=None, y=None, /) -> Array:
+    """Elementwise choice between x (where condition) and y; one-argument form is nonzero."""
+    if x is None and y is None:
+        from redraft.numpy.searching import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where takes either one or three arguments")
+    cond = cast(as_array(condition), dtypes.bool_)
+    x, y = promote(x, y)
+    return bind(ew.select_p, cond, x, y)
+
+
+def clip(a, a_min=None, a_max=None, /, *, min=None, max=None) -> Array:  # noqa: A002
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    x = as_array(a)
+    if lo is not None:
+        x = maximum(x, lo)
+    if hi is not None:
+        x = minimum(x, hi)
+    return x
+
+
+def isnan(x, /) -> Array:
+    x = as_array(x)
+    return not_equal(x, x) if dtypes.is_inexact(x.dtype) else _all_false(x)
+
+
+def isfinite(x, /) -> Array:
+    x = as_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return logical_not(_all_false(x))
+    return bind(ew.is_finite_p, x)
+
+
+def isinf(x, /) -> Array:
+    x = as_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return _all_false(x)
+    return equal(absolute(x), np.inf)
+
+
+def isposinf(x, /) -> Array:
+    return equal(as_array(x), np.inf)
+
+
+def isneginf(x, /) -> Array:
+    return equal(as_array(x), -np.inf)
+
+
+def _all_false(x: Array) -> Array:
+    return wrap_host(np.zeros(x.shape, bool))
+
+
+def signbit(x, /) -> Array:
+    x = as_array(x)
+    if dtypes.is_inexact(x.dtype):
+        return wrap_host(np.signbit(x._buf))
+    return less(x, 0)
+
+
+def copysign(x, y, /) -> Array:
+    x, y = promote_inexact(x, y)
+    return where(signbit(y), negative(absolute(x)), absolute(x))
+
+
+def logaddexp(x, y, /) -> Array:
+    """log(exp(x) + exp(y)) without overflow: max + log1p(exp(-|x - y|))."""
+    x, y = promote_inexact(x, y)
+    big = maximum(x, y)
+    delta = subtract(x, y)
+    safe = where(isnan(delta), add(x, y), add(big, log1p(exp(negative(absolute(delta))))))
+    return where(equal(x, y), add(x, log(2.0)), safe)
+
+
+def logaddexp2(x, y, /) -> Array:
+    x, y = promote_inexact(x, y)
+    return divide(logaddexp(multiply(x, np.log(2)), multiply(y, np.log(2))), np.log(2))
+
+
+def log2(x, /) -> Array:
+    x = promote_inexact(x)[0]
+    return divide(log(x), log(cast(as_array(2.0), x.dtype)))
+
+
+def log10(x, /) -> Array:
+    x = promote_inexact(x)[0]
+    return divide(log(x), log(cast(as_array(10.0), x.dtype)))
+
+
+def hypot(x, y, /) -> Array:
+    x, y = promote_inexact(x, y)
+    return sqrt(add(multiply(x, x), multiply(y, y)))
+
+
+def deg2rad(x, /) -> Array:
+    return multiply(promote_inexact(x)[0], np.pi / 180)
+
+
+def rad2deg(x, /) -> Array:
+    return multiply(promote_inexact(x)[0], 180 / np.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def sinc(x, /) -> Array:
+    x = promote_inexact(x)[0]
+    pix = multiply(x, np.pi)
+    safe = where(equal(x, 0), 1.0, pix)
+    return where(equal(x, 0), 1.0, divide(sin(safe), safe))
+
+
+def heaviside(x1, x2, /) -> Array:
+    x1, x2 = promote_inexact(x1, x2)
+    return where(less(x1, 0), 0.0, where(greater(x1, 0), 1.0, x2)).astype(x1.dtype)
+
+
+def positive(x, /) -> Array:
+    return as_array(x)
+
+
+def fabs(x, /) -> Array:
+    return absolute(promote_inexact(x)[0])
+
+
+def float_power(x, y, /) -> Array:
+    x, y = promote_inexact(x, y)
+    return bind(ew.pow_p, x, y)
+
+
+def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None) -> Array:
+    x = as_array(x)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    info = np.finfo(x.dtype)
+    x = where(isnan(x), nan, x)
+    x = where(equal(x, np.inf), info.max if posinf is None else posinf, x)
+    return where(equal(x, -np.inf), info.min if neginf is None else neginf, x)

@@ -1,0 +1,245 @@
+"""Array: an immutable n-dimensional array over a device buffer.
+
+On the host the buffer is a NumPy array that redraft never writes after creation and marks
+read-only before handing it out (`np.asarray(x)` shares it, without a copy). Operators,
+reductions and methods are attached by `redraft.numpy` (see `install_methods`), so that
+this module stays free of any numerical code and every operation goes through lax.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from redraft.runtime.devices import Device, host_device
+
+
+class Array:
+    """An immutable array. Build one with `redraft.numpy.array` or any redraft function."""
+
+    __slots__ = ("_buf", "_weak", "__weakref__")
+    __array_priority__ = 100
+
+    # ---- attributes ----------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._buf.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._buf.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._buf.ndim
+
+    @property
+    def size(self) -> int:
+        return self._buf.size
+
+    @property
+    def itemsize(self) -> int:
+        return self._buf.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._buf.nbytes
+
+    @property
+    def weak_type(self) -> bool:
+        return self._weak
+
+    @property
+    def device(self) -> Device:
+        return host_device()
+
+    def devices(self) -> set[Device]:
+        return {host_device()}
+
+    @property
+    def at(self) -> "_IndexUpdateHelper":
+        return _IndexUpdateHelper(self)
+
+    # ---- conversion to host values ------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        buf = self._buf
+        buf.flags.writeable = False
+        if copy:
+            buf = buf.copy()
+        if dtype is not None and np.dtype(dtype) != buf.dtype:
+            if copy is False:
+                raise ValueError("converting to another dtype needs a copy")
+            return buf.astype(dtype)
+        return buf
+
+    def block_until_ready(self) -> "Array":
+        """Wait until the value is computed (host computation is synchronous)."""
+        return self
+
+    def copy_to_host_async(self) -> None:
+        return None
+
+    def tolist(self):
+        return self._buf.tolist()
+
+    def item(self, *args):
+        return self._buf.item(*args)
+
+    def __bool__(self) -> bool:
+        if self._buf.size != 1:
+            raise ValueError(f"the truth value of an array of shape {self.shape} is ambiguous;"
+                             " use .any() or .all()")
+        return bool(self._buf)
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self._buf.dtype.kind not in "iub":
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+        return int(self._scalar("index"))
+
+    def _scalar(self, what: str):
+        if self._buf.size != 1:
+            raise TypeError(f"only arrays of size 1 convert to Python {what}, "
+                            f"not shape {self.shape}")
+        return self._buf.reshape(()).item()
+
+    def __len__(self) -> int:
+        if self._buf.ndim == 0:
+            raise TypeError("len() of an unsized (0-d) array")
+        return self._buf.shape[0]
+
+    def __iter__(self):
+        if self._buf.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        weak = self._weak
+        return (wrap_host(row, weak) for row in _rows(self._buf))
+
+    def __hash__(self):
+        raise TypeError("unhashable type: redraft Array (arrays are values, not keys; "
+                        "use a tuple of Python numbers as a static argument instead)")
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            "redraft arrays are immutable: `x[idx] = y` cannot change x. "
+            "Use `x = x.at[idx].set(y)` (or .add/.multiply/.min/.max) for an updated copy.")
+
+    def __delitem__(self, idx):
+        raise TypeError("redraft arrays are immutable: items cannot be deleted")
+
+    # ---- printing -------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        prefix = "Array("
+        dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True)" if self._weak else ")")
+        line_width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._buf, prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=line_width)
+        last_line = len(body) - body.rfind("\n") + 1
+        sep = " " * len(prefix) if last_line + len(dtype_str) + 1 > line_width else " "
+        if "\n" in body and sep != " ":
+            sep = "\n" + sep
+        return f"{prefix}{body},{sep}{dtype_str}"
+
+    def __str__(self) -> str:
+        return str(self._buf)
+
+    def __format__(self, spec: str) -> str:
+        if self._buf.ndim == 0:
+            return format(self._buf.item(), spec)
+        return format(str(self), spec)
+
+    # ---- pickling / copying: arrays are values --------------------------------------------
+    def __reduce__(self):
+        return (wrap_host, (np.array(self._buf), self._weak))
+
+    def __copy__(self) -> "Array":
+        return self
+
+    def __deepcopy__(self, memo) -> "Array":
+        return self
+
+
+def _rows(buf: np.ndarray):
+    for i in range(buf.shape[0]):
+        row = buf[i]
+        yield row if type(row) is np.ndarray else np.asarray(row)
+
+
+def wrap_host(buf: np.ndarray, weak: bool = False) -> Array:
+    """An Array over host buffer `buf`, which the caller promises never to write again."""
+    out = object.__new__(Array)
+    out._buf = buf
+    out._weak = weak
+    return out
+
+
+class _IndexUpdateHelper:
+    """`x.at[idx]`: the functional form of indexed updates."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Array):
+        self.array = array
+
+    def __getitem__(self, idx) -> "_IndexUpdateRef":
+        return _IndexUpdateRef(self.array, idx)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """`x.at[idx]` bound to an index: `.set/.add/.multiply/.divide/.power/.min/.max/.get`."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Array, index):
+        self.array = array
+        self.index = index
+
+    def get(self, **kwargs) -> Array:
+        return self.array[self.index]
+
+    def set(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, values, "set")
+
+    def add(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, values, "add")
+
+    def subtract(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, -_np_api().asarray(values), "add")
+
+    def multiply(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, values, "mul")
+
+    mul = multiply
+
+    def divide(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, 1 / _np_api().asarray(values), "mul")
+
+    def power(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, values, "pow")
+
+    def min(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, values, "min")
+
+    def max(self, values, **kwargs) -> Array:
+        return _update(self.array, self.index, values, "max")
+
+
+def _np_api():
+    import redraft.numpy as jnp
+    return jnp
+
+
+def _update(array: Array, index, values, mode: str) -> Array:
+    from redraft.numpy.indexing import index_update
+    return index_update(array, index, values, mode)
