@@ -20,3 +20,19 @@ class ConcretizationTypeError(TypeError, RedraftError):
 
 class UnexpectedTracerError(RedraftError):
     """A staged value escaped the function being compiled."""
+
+
+def user_frames_note(exc: BaseException) -> str | None:
+    """'raised at <user file>:<line>' for the innermost generated frame of `exc`'s traceback
+    whose line is known to come from the user's code."""
+    from redraft.compiler.core.loader import user_origin
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        origin = user_origin(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        if origin is not None:
+            found = origin
+        tb = tb.tb_next
+    if found is None:
+        return None
+    return f"redraft: raised in code generated from {found[0]}:{found[1]}"

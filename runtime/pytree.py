@@ -114,7 +114,10 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
 
     def build(td: PyTreeDef):
         if td.kind is None:
-            return next(it)
+            leaf = next(it, _SENTINEL)
+            if leaf is _SENTINEL:
+                raise ValueError(f"too few leaves for tree structure {treedef}")
+            return leaf
         kids = [build(c) for c in td.children]
         return _rebuild(td, kids)
 

@@ -44,8 +44,9 @@ def numpy_index(x_shape, spec, dynamic, clamp: bool = True) -> tuple:
     index = []
     for entry, axis in zip(spec, _dims_consumed(spec)):
         kind = entry[0]
-        if kind == "slice":
-            index.append(slice(entry[1], entry[2], entry[3]))
+        if kind == "slice":  # a reversed slice down to index 0 stops at -1: "before 0"
+            stop = entry[2] if entry[2] >= 0 else None
+            index.append(slice(entry[1], stop, entry[3]))
         elif kind == "int":
             index.append(entry[1])
         elif kind == "none":
@@ -83,12 +84,14 @@ def _getitem_abstract(x: ShapedArray, *dynamic: ShapedArray, spec) -> ShapedArra
                 raise IndexError(f"index arrays must be integers, got {d.dtype.name}")
             dummies.append(np.zeros(d.shape, np.intp))
         elif entry[0] == "slice":
-            dummies.append(slice(entry[1], entry[2], entry[3]))
+            dummies.append(slice(entry[1], entry[2] if entry[2] >= 0 else None, entry[3]))
         elif entry[0] == "int":
             dummies.append(0)
         else:
             dummies.append(None)
-    probe = np.broadcast_to(np.empty((), np.bool_), x.shape)
+    array_axes = {axis for entry, axis in zip(spec, _dims_consumed(spec)) if entry[0] == "array"}
+    probe_shape = tuple(max(d, 1) if i in array_axes else d for i, d in enumerate(x.shape))
+    probe = np.broadcast_to(np.empty((), np.bool_), probe_shape)
     if len([e for e in spec if e[0] != "none"]) > x.ndim:
         raise IndexError(f"too many indices for an array of shape {x.shape}")
     shape = probe[tuple(dummies)].shape

@@ -5,6 +5,8 @@ dynamic_update_slice, which are scalar integer operands (they may depend on data
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
@@ -253,7 +255,7 @@ def _slice_abstract(x: ShapedArray, *, start_indices, limit_indices, strides) ->
 
 
 slice_p = _declare("slice", lambda x, *, start_indices, limit_indices, strides: x[tuple(
-    slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices, strides))],
+    builtins.slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices, strides))],
     _slice_abstract)
 
 

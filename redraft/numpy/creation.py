@@ -68,9 +68,11 @@ def _filled(shape, fill, dtype) -> Array:
 def _shape_tuple(shape) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) or (isinstance(shape, Array) and shape.ndim == 0):
         shape = (int(shape),)
+    if isinstance(shape, str):
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}")
     try:
         out = tuple(int(d) for d in shape)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
     if any(d < 0 for d in out):
         raise ValueError(f"negative dimensions are not allowed: shape {out}")

@@ -4,7 +4,7 @@ Done once at import of redraft.numpy, so the runtime's Array class holds no nume
 """
 from __future__ import annotations
 
-from redraft.runtime.array import Array
+from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
 
 
@@ -17,7 +17,8 @@ def _swap(fn):
 def _astype(self, dtype, copy: bool = False) -> Array:
     from redraft.numpy.promotion import cast
     from redraft.runtime import dtypes
-    return cast(self, dtypes.check_dtype_arg(dtype))
+    out = cast(self, dtypes.check_dtype_arg(dtype))
+    return wrap_host(out._buf, False) if out._weak else out
 
 
 def _reshape(self, *shape, order: str = "C") -> Array:

@@ -1,6 +1,8 @@
 """Reductions with axis/keepdims: sum, mean, var, std, max, min, prod, arg*, any, all, cum*."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from redraft.compiler.primitives import reductions as red
@@ -70,10 +72,13 @@ def _extremum(prim, name: str):
             if initial is None:
                 raise ValueError(f"{name}: where= needs an initial= value")
             x = ufuncs.where(where, x, initial)
-        if x.size == 0 and initial is None or any(x.shape[i] == 0 for i in axes) and (
-                initial is None):
+        if initial is None and (x.size == 0 or builtins.any(x.shape[i] == 0 for i in axes)):
             raise ValueError(f"{name}: zero-size array (shape {x.shape}) along axis {axis} "
                              "has no identity; pass initial=")
+        if builtins.any(x.shape[i] == 0 for i in axes):  # empty, but initial= given
+            shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+            from redraft.numpy.creation import full
+            return _keep(full(shape, initial, x.dtype), x, axes, keepdims)
         if x.dtype == dtypes.bool_:
             out_ = bind(red.reduce_or_p if name == "max" else red.reduce_and_p, x, axes=axes)
         else:
@@ -165,13 +170,15 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 def _arg_extremum(prim, name: str):
     def fn(a, axis=None, out=None, keepdims: bool = False) -> Array:
         x = as_array(a)
+        original = x
         if axis is None:
             x = lax_shape.reshape(x, (x.size,))
-            axis = 0
-        axis = canonical_axis(axis, x.ndim, name)
+        axis = canonical_axis(0 if axis is None else axis, x.ndim, name)
         if x.shape[axis] == 0:
             raise ValueError(f"{name} of an empty sequence (shape {x.shape}, axis {axis})")
         out_ = bind(prim, x, axis=axis, index_dtype=dtypes.int32)
+        if keepdims and x is not original:  # axis=None: one size-1 axis per input axis
+            return lax_shape.reshape(out_, (1,) * original.ndim)
         return _keep(out_, x, (axis,), keepdims)
     fn.__name__ = fn.__qualname__ = name
     return fn

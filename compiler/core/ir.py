@@ -1,0 +1,287 @@
+"""Core: the normalised Python subset every transform reads and writes.
+
+Grammar (each Core statement prints as one or a few lines of plain Python):
+
+    function  ::= def NAME(PARAM, ...): stmt* return atom
+    stmt      ::= NAME, ... = expr                          one operation per assignment
+               |  expr                                      a call kept for its effect (print)
+               |  if atom: stmt* else: stmt*
+               |  for NAME in atom: stmt*                   atom: range(...) or any iterable
+               |  while True: stmt* if not atom: break stmt*   (While: cond block, then body)
+               |  return atom
+    expr      ::= atom | ref(atom, ..., KW=atom, ...) | (atom, ...) | [atom, ...]
+    atom      ::= NAME | literal
+    ref       ::= a resolved Python object (function, primitive, module attribute), printed
+                  by the dotted name the user wrote (`jnp.exp`) or a generated alias
+
+Invariants: operands of calls are atoms (A-normal form); control flow is structured (no
+break/continue/early return; the frontend desugars them); arrays are never mutated; every
+statement carries the user's (file, line) it came from.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+# ---- atoms and expressions ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any  # a Python literal: int, float, bool, complex, str, None, or a tuple of them
+
+
+Atom = Union[Var, Const]
+
+
+@dataclass(frozen=True, eq=False)
+class Ref:
+    """A resolved callable or object: `value` is the object, `path` how source spells it,
+    `root` the object that the first name of a dotted path denotes (`jnp` in `jnp.exp`)."""
+    value: Any
+    path: str
+    root: Any = None
+
+    def root_binding(self) -> tuple[str, Any] | None:
+        """(name, object) the generated module must bind for `path` to work."""
+        head = self.path.split(".")[0]
+        if not head.isidentifier():
+            return None
+        return head, (self.root if self.root is not None else self.value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Ref) and other.value is self.value and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash((id(self.value), self.path))
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: Union[Ref, Var]
+    args: tuple[Atom, ...] = ()
+    kwargs: tuple[tuple[str, Atom], ...] = ()
+    star_args: Atom | None = None  # f(*xs): a tuple/list atom spread into positional args
+
+
+@dataclass(frozen=True)
+class Tuple:
+    items: tuple[Atom, ...]
+
+
+@dataclass(frozen=True)
+class List:
+    items: tuple[Atom, ...]
+
+
+@dataclass(frozen=True)
+class Attr:
+    """`obj.name` on a non-array value (a pytree node's field, a module constant)."""
+    obj: Atom
+    name: str
+
+
+Expr = Union[Var, Const, Call, Tuple, List, Attr, Ref]
+
+
+# ---- statements ----------------------------------------------------------------------------------
+
+Origin = tuple[str, int]  # (user's file, line)
+
+
+@dataclass
+class Assign:
+    targets: tuple[str, ...]  # one name, or several for tuple unpacking
+    expr: Expr
+    origin: Origin | None = None
+
+
+@dataclass
+class ExprStmt:
+    expr: Expr
+    origin: Origin | None = None
+
+
+@dataclass
+class If:
+    cond: Atom
+    body: list["Stmt"]
+    orelse: list["Stmt"]
+    origin: Origin | None = None
+
+
+@dataclass
+class For:
+    target: str
+    iter: Atom
+    body: list["Stmt"]
+    origin: Origin | None = None
+
+
+@dataclass
+class While:
+    """while True: <cond_body>; if not <cond>: break; <body>"""
+    cond_body: list["Stmt"]
+    cond: Atom
+    body: list["Stmt"]
+    origin: Origin | None = None
+
+
+@dataclass
+class Return:
+    value: Atom
+    origin: Origin | None = None
+
+
+Stmt = Union[Assign, ExprStmt, If, For, While, Return]
+
+
+@dataclass
+class Function:
+    """A Core function: parameters, a body ending in one Return, and where it came from."""
+    name: str
+    params: tuple[str, ...]
+    body: list[Stmt]
+    defaults: tuple[Any, ...] = ()  # values of the last len(defaults) params
+    filename: str = "<core>"
+    firstline: int = 1
+    doc: str | None = None
+    meta: dict = field(default_factory=dict)
+
+
+# ---- walking ------------------------------------------------------------------------------
+
+def walk_stmts(body: list[Stmt]):
+    """Every statement in `body`, nested blocks included, in program order."""
+    for stmt in body:
+        yield stmt
+        for block in child_blocks(stmt):
+            yield from walk_stmts(block)
+
+
+def child_blocks(stmt: Stmt) -> list[list[Stmt]]:
+    if isinstance(stmt, If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, For):
+        return [stmt.body]
+    if isinstance(stmt, While):
+        return [stmt.cond_body, stmt.body]
+    return []
+
+
+def expr_atoms(expr: Expr) -> list[Atom]:
+    """The atoms an expression reads."""
+    if isinstance(expr, (Var, Const)):
+        return [expr]
+    if isinstance(expr, Call):
+        out = list(expr.args) + [a for _, a in expr.kwargs]
+        if expr.star_args is not None:
+            out.append(expr.star_args)
+        if isinstance(expr.fn, Var):
+            out.append(expr.fn)
+        return out
+    if isinstance(expr, (Tuple, List)):
+        return list(expr.items)
+    if isinstance(expr, Attr):
+        return [expr.obj]
+    return []
+
+
+def expr_reads(expr: Expr) -> set[str]:
+    return {a.name for a in expr_atoms(expr) if isinstance(a, Var)}
+
+
+def stmt_reads(stmt: Stmt) -> set[str]:
+    """Names a statement reads (its own nested blocks included)."""
+    if isinstance(stmt, (Assign, ExprStmt)):
+        return expr_reads(stmt.expr)
+    if isinstance(stmt, Return):
+        return expr_reads(stmt.value)
+    out: set[str] = set()
+    if isinstance(stmt, If):
+        out |= expr_reads(stmt.cond)
+    if isinstance(stmt, For):
+        out |= expr_reads(stmt.iter)
+    if isinstance(stmt, While):
+        out |= expr_reads(stmt.cond)
+    for block in child_blocks(stmt):
+        for s in block:
+            out |= stmt_reads(s)
+    return out
+
+
+def stmt_writes(stmt: Stmt) -> set[str]:
+    """Names a statement assigns (its own nested blocks included)."""
+    if isinstance(stmt, Assign):
+        return set(stmt.targets)
+    out: set[str] = set()
+    if isinstance(stmt, For):
+        out.add(stmt.target)
+    for block in child_blocks(stmt):
+        for s in block:
+            out |= stmt_writes(s)
+    return out
+
+
+def block_reads(body: list[Stmt]) -> set[str]:
+    out: set[str] = set()
+    for s in body:
+        out |= stmt_reads(s)
+    return out
+
+
+def block_writes(body: list[Stmt]) -> set[str]:
+    out: set[str] = set()
+    for s in body:
+        out |= stmt_writes(s)
+    return out
+
+
+def substitute_atom(a, mapping: dict[str, str]):
+    if isinstance(a, Var) and a.name in mapping:
+        return Var(mapping[a.name])
+    return a
+
+
+def substitute_expr(e: Expr, mapping: dict[str, str]) -> Expr:
+    """`e` with the names it reads renamed by `mapping`."""
+    sub = lambda a: substitute_atom(a, mapping)  # noqa: E731
+    if isinstance(e, (Var, Const, Ref)):
+        return sub(e)
+    if isinstance(e, Call):
+        fn = sub(e.fn) if isinstance(e.fn, Var) else (
+            substitute_expr(e.fn, mapping) if isinstance(e.fn, Attr) else e.fn)
+        return Call(fn, tuple(sub(a) for a in e.args),
+                    tuple((k, sub(v)) for k, v in e.kwargs),
+                    sub(e.star_args) if e.star_args is not None else None)
+    if isinstance(e, Tuple):
+        return Tuple(tuple(sub(a) for a in e.items))
+    if isinstance(e, List):
+        return List(tuple(sub(a) for a in e.items))
+    if isinstance(e, Attr):
+        return Attr(sub(e.obj), e.name)
+    raise TypeError(f"not a Core expression: {e!r}")
+
+
+def substitute(s: Stmt, mapping: dict[str, str]) -> Stmt:
+    """`s` with the names it reads (not writes) renamed by `mapping`, recursively."""
+    if isinstance(s, Assign):
+        return Assign(s.targets, substitute_expr(s.expr, mapping), s.origin)
+    if isinstance(s, ExprStmt):
+        return ExprStmt(substitute_expr(s.expr, mapping), s.origin)
+    if isinstance(s, Return):
+        return Return(substitute_atom(s.value, mapping), s.origin)
+    block = lambda b: [substitute(x, mapping) for x in b]  # noqa: E731
+    if isinstance(s, If):
+        return If(substitute_atom(s.cond, mapping), block(s.body), block(s.orelse), s.origin)
+    if isinstance(s, For):
+        return For(s.target, substitute_atom(s.iter, mapping), block(s.body), s.origin)
+    if isinstance(s, While):
+        return While(block(s.cond_body), substitute_atom(s.cond, mapping), block(s.body),
+                     s.origin)
+    raise TypeError(f"not a Core statement: {s!r}")

@@ -1,0 +1,130 @@
+"""Turn a Core function into a live Python function, loaded from a real file.
+
+The printed source is written under the cache directory (REDRAFT_CACHE_DIR, default
+~/.cache/redraft/generated) so that tracebacks, `inspect.getsource` and pdb all work inside
+generated code. Each file's lines remember the user's (file, line) they came from.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import types
+
+from redraft.compiler.core import ir
+from redraft.compiler.core.printer import print_function
+
+# generated file path -> origin of each line (index 0 is line 1)
+LINE_ORIGINS: dict[str, list[ir.Origin | None]] = {}
+
+
+def cache_dir() -> pathlib.Path:
+    root = os.environ.get("REDRAFT_CACHE_DIR")
+    path = pathlib.Path(root) if root else pathlib.Path.home() / ".cache" / "redraft"
+    path = path / "generated"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def namespace_for(fn: ir.Function) -> tuple[ir.Function, dict]:
+    """The globals the printed function needs; Refs whose names clash get fresh aliases."""
+    bindings: dict[str, object] = {}
+    renames: dict[tuple[str, int], str] = {}
+
+    def bind(ref: ir.Ref) -> ir.Ref:
+        binding = ref.root_binding()
+        if binding is None:
+            return ref
+        name, value = binding
+        key = (name, id(value))
+        if key in renames:
+            alias = renames[key]
+        elif name not in bindings or bindings[name] is value:
+            alias = name
+        else:
+            k = 1
+            while f"{name}_{k}" in bindings and bindings[f"{name}_{k}"] is not value:
+                k += 1
+            alias = f"{name}_{k}"
+        renames[key] = alias
+        bindings[alias] = value
+        if alias == name:
+            return ref
+        return ir.Ref(ref.value, alias + ref.path[len(name):], ref.root)
+
+    body = [_map_refs(s, bind) for s in fn.body]
+    out = ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
+                      fn.doc, fn.meta)
+    return out, bindings
+
+
+def _map_refs(s: ir.Stmt, f) -> ir.Stmt:
+    def ex(e):
+        if isinstance(e, ir.Ref):
+            return f(e)
+        if isinstance(e, ir.Call):
+            fn = f(e.fn) if isinstance(e.fn, ir.Ref) else (ex(e.fn) if isinstance(e.fn, ir.Attr)
+                                                           else e.fn)
+            return ir.Call(fn, tuple(ex(a) for a in e.args),
+                           tuple((k, ex(v)) for k, v in e.kwargs),
+                           ex(e.star_args) if e.star_args is not None else None)
+        if isinstance(e, ir.Tuple):
+            return ir.Tuple(tuple(ex(a) for a in e.items))
+        if isinstance(e, ir.List):
+            return ir.List(tuple(ex(a) for a in e.items))
+        if isinstance(e, ir.Attr):
+            return ir.Attr(ex(e.obj), e.name)
+        return e
+
+    if isinstance(s, ir.Assign):
+        return ir.Assign(s.targets, ex(s.expr), s.origin)
+    if isinstance(s, ir.ExprStmt):
+        return ir.ExprStmt(ex(s.expr), s.origin)
+    if isinstance(s, ir.Return):
+        return ir.Return(ex(s.value), s.origin)
+    block = lambda b: [_map_refs(x, f) for x in b]  # noqa: E731
+    if isinstance(s, ir.If):
+        return ir.If(ex(s.cond), block(s.body), block(s.orelse), s.origin)
+    if isinstance(s, ir.For):
+        return ir.For(s.target, ex(s.iter), block(s.body), s.origin)
+    if isinstance(s, ir.While):
+        return ir.While(block(s.cond_body), ex(s.cond), block(s.body), s.origin)
+    raise TypeError(f"not a Core statement: {s!r}")
+
+
+def source_of(fn: ir.Function, header: str = "") -> tuple[str, dict, list]:
+    """(module source, namespace, line origins) for `fn`."""
+    fn, namespace = namespace_for(fn)
+    text, origins = print_function(fn)
+    head_lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    prefix = "\n".join(head_lines) + "\n" if head_lines else ""
+    return prefix + text, namespace, [None] * len(head_lines) + origins
+
+
+def load(fn: ir.Function, header: str = "") -> types.FunctionType:
+    """Print `fn`, write it to a file in the cache, execute it and return the function."""
+    text, namespace, origins = source_of(fn, header)
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+    path = cache_dir() / f"{fn.name}_{digest}.py"
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    module_globals = dict(namespace)
+    module_globals.update({"__name__": f"redraft_generated.{fn.name}", "__file__": str(path),
+                           "__builtins__": __builtins__})
+    code = compile(text, str(path), "exec")
+    exec(code, module_globals)
+    LINE_ORIGINS[str(path)] = origins
+    out = module_globals[fn.name]
+    out.__redraft_core__ = fn
+    out.__redraft_source__ = text
+    return out
+
+
+def user_origin(filename: str, lineno: int) -> ir.Origin | None:
+    """The user's (file, line) behind line `lineno` of a generated file, if known."""
+    origins = LINE_ORIGINS.get(filename)
+    if origins and 0 < lineno <= len(origins):
+        return origins[lineno - 1]
+    return None

@@ -1,0 +1,585 @@
+"""Lower a parsed Python function into Core (compiler/core/ir.py).
+
+What this pass does: every expression is split into one operation per assignment (A-normal
+form) with generated temporaries `t1, t2, ...`; names that are not locals are resolved now
+to the objects they denote (globals, closure cells, builtins, module attributes); operators
+become calls to the `operator` module spelled as operators; `x.sum()`-style array methods
+become `jnp.sum(x)`; `x.at[i].set(v)`, `and`/`or`, `a if c else b`, chained comparisons,
+comprehensions, `+=` and early returns are desugared. What it refuses, with the user's file
+and line: item/attribute assignment, nested defs and lambdas, break/continue, try/with.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+
+import gast
+
+from redraft.compiler.core import ir
+from redraft.compiler.frontend import methods
+from redraft.compiler.frontend.source import ParsedFunction, parse_function
+from redraft.runtime.errors import RedraftError
+
+
+class UnsupportedSyntaxError(RedraftError, SyntaxError):
+    """A construct Core cannot express; the message names the user's file and line."""
+
+
+BINOPS = {gast.Add: (operator.add, "+"), gast.Sub: (operator.sub, "-"),
+          gast.Mult: (operator.mul, "*"), gast.Div: (operator.truediv, "/"),
+          gast.FloorDiv: (operator.floordiv, "//"), gast.Mod: (operator.mod, "%"),
+          gast.Pow: (operator.pow, "**"), gast.MatMult: (operator.matmul, "@"),
+          gast.BitAnd: (operator.and_, "&"), gast.BitOr: (operator.or_, "|"),
+          gast.BitXor: (operator.xor, "^"), gast.LShift: (operator.lshift, "<<"),
+          gast.RShift: (operator.rshift, ">>")}
+CMPOPS = {gast.Lt: (operator.lt, "<"), gast.LtE: (operator.le, "<="),
+          gast.Gt: (operator.gt, ">"), gast.GtE: (operator.ge, ">="),
+          gast.Eq: (operator.eq, "=="), gast.NotEq: (operator.ne, "!="),
+          gast.Is: (operator.is_, "is"), gast.IsNot: (operator.is_not, "is not"),
+          gast.In: (methods.contains, "in"), gast.NotIn: (methods.not_contains, "not in")}
+UNARYOPS = {gast.USub: (operator.neg, "unary neg"), gast.UAdd: (operator.pos, "unary pos"),
+            gast.Invert: (operator.invert, "unary invert"),
+            gast.Not: (operator.not_, "unary not")}
+GETITEM = ir.Ref(operator.getitem, "[]")
+
+
+class Environment:
+    """Resolves free names of a function: closure cells, then globals, then builtins."""
+
+    def __init__(self, fn):
+        self.globals = fn.__globals__
+        cells = fn.__closure__ or ()
+        self.closure = {name: cell for name, cell in zip(fn.__code__.co_freevars, cells)}
+
+    def lookup(self, name: str):
+        if name in self.closure:
+            try:
+                return True, self.closure[name].cell_contents
+            except ValueError:
+                return False, None  # an empty cell: defined later (recursion)
+        if name in self.globals:
+            return True, self.globals[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+
+def lower_function(fn) -> ir.Function:
+    """Core for the Python function `fn` (its source is read and parsed with gast)."""
+    parsed = parse_function(fn)
+    return Lowering(fn, parsed).run()
+
+
+class Lowering:
+    """One function's lowering: holds the temporaries counter and the local names."""
+
+    def __init__(self, fn, parsed: ParsedFunction):
+        self.fn = fn
+        self.parsed = parsed
+        self.env = Environment(fn)
+        self.counter = 0
+        node = parsed.node
+        self.params = tuple(a.id for a in node.args.args)
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            self.fail(node, "*args, **kwargs and keyword-only parameters are not supported "
+                            "in transformed functions yet")
+        self.locals = set(self.params) | _assigned_names(node)
+        self.line = node.lineno
+
+    # ---- helpers --------------------------------------------------------------------------
+    def origin(self, node) -> ir.Origin:
+        line = getattr(node, "lineno", None) or self.line
+        return (self.parsed.filename, line + self.parsed.line_offset)
+
+    def fail(self, node, message: str):
+        file, line = self.origin(node)
+        err = UnsupportedSyntaxError(f"{file}:{line}: {message}")
+        err.filename, err.lineno = file, line
+        raise err
+
+    def fresh(self) -> str:
+        self.counter += 1
+        name = f"t{self.counter}"
+        while name in self.locals:
+            self.counter += 1
+            name = f"t{self.counter}"
+        return name
+
+    def emit(self, out: list, node, expr: ir.Expr, target: str | None = None) -> ir.Var:
+        name = target or self.fresh()
+        out.append(ir.Assign((name,), expr, self.origin(node)))
+        return ir.Var(name)
+
+    # ---- function --------------------------------------------------------------------------
+    def run(self) -> ir.Function:
+        node = self.parsed.node
+        out: list[ir.Stmt] = []
+        if isinstance(node, gast.Lambda):
+            result = self.expr(node.body, out)
+            out.append(ir.Return(result, self.origin(node)))
+        else:
+            body = [s for s in node.body if not _is_docstring(s)]
+            self.block_with_return(body, out)
+        defaults = tuple(self.default_value(d) for d in node.args.defaults)
+        name = self.fn.__name__ if self.fn.__name__ != "<lambda>" else "lambda_"
+        return ir.Function(name, self.params, out, defaults, *self.origin(node),
+                           doc=None, meta={"source_fn": self.fn})
+
+    def default_value(self, node):
+        if isinstance(node, gast.Constant):
+            return node.value
+        ok, value = self.const_eval(node)
+        if not ok:
+            self.fail(node, "default values must be constants")
+        return value
+
+    def const_eval(self, node):
+        scratch: list = []
+        atom = self.expr(node, scratch)
+        if not scratch and isinstance(atom, ir.Const):
+            return True, atom.value
+        if not scratch and isinstance(atom, ir.Ref):
+            return True, atom.value
+        return False, None
+
+    # ---- statements -------------------------------------------------------------------------
+    def block_with_return(self, body: list, out: list) -> None:
+        """Lower `body`, whose control must end in a return; early returns are desugared by
+        moving the statements after an `if` into the branches that do not return."""
+        result = next(n for n in ("out", "result", "out_", "result_") if n not in self.locals)
+        self.locals.add(result)
+        self.returns_into(body, out, result)
+        out.append(ir.Return(ir.Var(result), self.origin(body[-1] if body else self.parsed.node)))
+
+    def returns_into(self, body: list, out: list, result: str) -> bool:
+        """Lower `body`, writing any return value into `result`; True if it always returns."""
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, gast.Return):
+                value = stmt.value if stmt.value is not None else gast.Constant(None, None)
+                self.expr(value, out, target=result)
+                return True
+            if isinstance(stmt, gast.If) and _contains_return(stmt):
+                rest = body[i + 1:]
+                cond = self.expr(stmt.test, out)
+                then_out, else_out = [], []
+                then_returns = self.returns_into(list(stmt.body) + ([] if _always_returns(
+                    stmt.body) else rest), then_out, result)
+                else_returns = self.returns_into(list(stmt.orelse) + ([] if _always_returns(
+                    stmt.orelse) else rest), else_out, result)
+                out.append(ir.If(cond, then_out, else_out, self.origin(stmt)))
+                return then_returns and else_returns
+            if isinstance(stmt, (gast.For, gast.While)) and _contains_return(stmt):
+                self.fail(stmt, "`return` inside a loop is not supported yet; assign the "
+                                "result and return after the loop")
+            self.stmt(stmt, out)
+        return False
+
+    def stmt(self, node, out: list) -> None:
+        kind = type(node).__name__
+        handler = getattr(self, f"stmt_{kind}", None)
+        if handler is None:
+            self.fail(node, f"`{kind}` statements are not supported in transformed functions")
+        handler(node, out)
+
+    def stmt_Assign(self, node, out):
+        if len(node.targets) != 1:
+            value = self.expr(node.value, out)
+            for t in node.targets:
+                self.assign_to(t, value, out, node)
+            return
+        target = node.targets[0]
+        if isinstance(target, gast.Name):
+            self.expr(node.value, out, target=target.id)
+        else:
+            self.assign_to(target, self.expr(node.value, out), out, node)
+
+    def stmt_AnnAssign(self, node, out):
+        if node.value is not None:
+            self.assign_to(node.target, self.expr(node.value, out), out, node)
+
+    def assign_to(self, target, value: ir.Atom, out: list, node) -> None:
+        if isinstance(target, gast.Name):
+            out.append(ir.Assign((target.id,), value, self.origin(node)))
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            names = []
+            nested = []
+            for elt in target.elts:
+                if isinstance(elt, gast.Name):
+                    names.append(elt.id)
+                elif isinstance(elt, gast.Starred):
+                    self.fail(node, "starred assignment targets are not supported")
+                else:
+                    tmp = self.fresh()
+                    names.append(tmp)
+                    nested.append((elt, tmp))
+            out.append(ir.Assign(tuple(names), value, self.origin(node)))
+            for elt, tmp in nested:
+                self.assign_to(elt, ir.Var(tmp), out, node)
+        elif isinstance(target, gast.Subscript):
+            self.fail(node, "item assignment `x[i] = v` is not allowed: arrays are immutable."
+                            " Use `x = x.at[i].set(v)`")
+        else:
+            self.fail(node, f"cannot assign to {type(target).__name__.lower()} in a "
+                            "transformed function")
+
+    def stmt_AugAssign(self, node, out):
+        if not isinstance(node.target, gast.Name):
+            self.fail(node, "augmented assignment to items or attributes is not allowed: "
+                            "arrays are immutable; use x = x.at[i].add(v)")
+        fn, sym = BINOPS[type(node.op)]
+        left = self.name(node.target, node)
+        right = self.expr(node.value, out)
+        self.emit(out, node, ir.Call(ir.Ref(fn, sym), (left, right)), node.target.id)
+
+    def stmt_Expr(self, node, out):
+        if isinstance(node.value, gast.Constant):
+            return  # a bare string or constant: no effect
+        atom_or_call = self.expr_no_assign(node.value, out)
+        out.append(ir.ExprStmt(atom_or_call, self.origin(node)))
+
+    def stmt_If(self, node, out):
+        cond = self.expr(node.test, out)
+        body, orelse = [], []
+        for s in node.body:
+            self.stmt(s, body)
+        for s in node.orelse:
+            self.stmt(s, orelse)
+        out.append(ir.If(cond, body, orelse, self.origin(node)))
+
+    def stmt_For(self, node, out):
+        if node.orelse:
+            self.fail(node, "for ... else is not supported")
+        iterable = self.expr(node.iter, out)
+        body: list = []
+        if isinstance(node.target, gast.Name):
+            target = node.target.id
+        else:
+            target = self.fresh()
+            self.assign_to(node.target, ir.Var(target), body, node)
+        for s in node.body:
+            self.stmt(s, body)
+        out.append(ir.For(target, iterable, body, self.origin(node)))
+
+    def stmt_While(self, node, out):
+        if node.orelse:
+            self.fail(node, "while ... else is not supported")
+        cond_body: list = []
+        cond = self.expr(node.test, cond_body)
+        body: list = []
+        for s in node.body:
+            self.stmt(s, body)
+        out.append(ir.While(cond_body, cond, body, self.origin(node)))
+
+    def stmt_Pass(self, node, out):
+        return
+
+    def stmt_Assert(self, node, out):
+        from redraft.compiler.core import helpers
+        cond = self.expr(node.test, out)
+        msg = self.expr(node.msg, out) if node.msg is not None else ir.Const("")
+        out.append(ir.ExprStmt(ir.Call(ir.Ref(helpers.check, "check"), (cond, msg)),
+                               self.origin(node)))
+
+    def stmt_Raise(self, node, out):
+        from redraft.compiler.core import helpers
+        exc = self.expr(node.exc, out) if node.exc is not None else ir.Const(None)
+        out.append(ir.ExprStmt(ir.Call(ir.Ref(helpers.raise_, "raise_"), (exc,)),
+                               self.origin(node)))
+
+    def stmt_Break(self, node, out):
+        self.fail(node, "`break` is not supported yet: use a while loop with a flag")
+
+    def stmt_Continue(self, node, out):
+        self.fail(node, "`continue` is not supported yet: use an if around the rest")
+
+    def stmt_FunctionDef(self, node, out):
+        self.fail(node, "nested function definitions are not supported in transformed "
+                        "functions yet: define the helper at module level")
+
+    # ---- expressions --------------------------------------------------------------------------
+    def expr(self, node, out: list, target: str | None = None) -> ir.Atom:
+        """Lower expression `node`; its value ends in an atom (or in `target` if given)."""
+        value = self.expr_no_assign(node, out)
+        if isinstance(value, (ir.Var, ir.Const)) and target is None:
+            return value
+        if isinstance(value, ir.Ref) and target is None:
+            return value
+        return self.emit(out, node, value, target)
+
+    def expr_no_assign(self, node, out: list) -> ir.Expr:
+        kind = type(node).__name__
+        handler = getattr(self, f"expr_{kind}", None)
+        if handler is None:
+            self.fail(node, f"`{kind}` expressions are not supported in transformed functions")
+        return handler(node, out)
+
+    def name(self, node, where) -> ir.Atom:
+        if node.id in self.locals:
+            return ir.Var(node.id)
+        found, value = self.env.lookup(node.id)
+        if not found:
+            if node.id == self.fn.__name__:
+                return ir.Ref(self.fn, node.id)
+            self.fail(where, f"name {node.id!r} is not defined")
+        if isinstance(value, (int, float, bool, complex, str, type(None))):
+            return ir.Const(value)
+        return ir.Ref(value, node.id)
+
+    def expr_Name(self, node, out):
+        return self.name(node, node)
+
+    def expr_Constant(self, node, out):
+        return ir.Const(node.value)
+
+    def expr_BinOp(self, node, out):
+        fn, sym = BINOPS[type(node.op)]
+        left, right = self.expr(node.left, out), self.expr(node.right, out)
+        return ir.Call(ir.Ref(fn, sym), (left, right))
+
+    def expr_UnaryOp(self, node, out):
+        fn, sym = UNARYOPS[type(node.op)]
+        operand = self.expr(node.operand, out)
+        if isinstance(operand, ir.Const) and sym == "unary neg" and isinstance(
+                operand.value, (int, float, complex)):
+            return ir.Const(-operand.value)
+        return ir.Call(ir.Ref(fn, sym), (operand,))
+
+    def expr_Compare(self, node, out):
+        left = self.expr(node.left, out)
+        if len(node.ops) == 1:
+            fn, sym = CMPOPS[type(node.ops[0])]
+            return ir.Call(ir.Ref(fn, sym), (left, self.expr(node.comparators[0], out)))
+        # a < b < c: evaluate pairwise, short-circuit through `and`
+        result = self.fresh()
+        self.locals.add(result)
+        self._chain(node, left, list(zip(node.ops, node.comparators)), out, result)
+        return ir.Var(result)
+
+    def _chain(self, node, left, rest, out, result):
+        op, comp = rest[0]
+        fn, sym = CMPOPS[type(op)]
+        right = self.expr(comp, out)
+        self.emit(out, node, ir.Call(ir.Ref(fn, sym), (left, right)), result)
+        if len(rest) > 1:
+            then: list = []
+            self._chain(node, right, rest[1:], then, result)
+            out.append(ir.If(ir.Var(result), then, [], self.origin(node)))
+
+    def expr_BoolOp(self, node, out):
+        """`a and b`: b is evaluated only if a is truthy (Python's short circuit kept)."""
+        result = self.fresh()
+        self.locals.add(result)
+        self._boolop(node, list(node.values), out, result, isinstance(node.op, gast.And))
+        return ir.Var(result)
+
+    def _boolop(self, node, values, out, result, is_and):
+        self.expr(values[0], out, target=result)
+        if len(values) == 1:
+            return
+        rest: list = []
+        self._boolop(node, values[1:], rest, result, is_and)
+        if is_and:
+            out.append(ir.If(ir.Var(result), rest, [], self.origin(node)))
+        else:
+            out.append(ir.If(ir.Var(result), [], rest, self.origin(node)))
+
+    def expr_IfExp(self, node, out):
+        result = self.fresh()
+        self.locals.add(result)
+        cond = self.expr(node.test, out)
+        then, orelse = [], []
+        self.expr(node.body, then, target=result)
+        self.expr(node.orelse, orelse, target=result)
+        out.append(ir.If(cond, then, orelse, self.origin(node)))
+        return ir.Var(result)
+
+    def expr_Tuple(self, node, out):
+        return ir.Tuple(tuple(self.expr(e, out) for e in node.elts))
+
+    def expr_List(self, node, out):
+        return ir.List(tuple(self.expr(e, out) for e in node.elts))
+
+    def expr_Dict(self, node, out):
+        from redraft.compiler.core import helpers
+        if any(k is None for k in node.keys):
+            self.fail(node, "dict unpacking `**d` is not supported")
+        keys = tuple(self.expr(k, out) for k in node.keys)
+        values = tuple(self.expr(v, out) for v in node.values)
+        k_atom = self.emit(out, node, ir.Tuple(keys))
+        v_atom = self.emit(out, node, ir.Tuple(values))
+        return ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (k_atom, v_atom))
+
+    def expr_Attribute(self, node, out):
+        base = self.expr(node.value, out)
+        if isinstance(base, ir.Ref):
+            try:
+                value = getattr(base.value, node.attr)
+            except AttributeError:
+                self.fail(node, f"{base.path} has no attribute {node.attr!r}")
+            if isinstance(value, (int, float, bool, complex, str, type(None))):
+                return ir.Const(value)
+            root = base.root if base.root is not None else base.value
+            return ir.Ref(value, f"{base.path}.{node.attr}", root)
+        return methods.lower_attribute(base, node.attr)
+
+    def expr_Subscript(self, node, out):
+        base = self.expr(node.value, out)
+        index = self.index(node.slice, out)
+        return ir.Call(GETITEM, (base, index))
+
+    def index(self, node, out) -> ir.Atom:
+        """An index: a constant (ints, slices, None, ...) when static, else an atom."""
+        if isinstance(node, gast.Tuple):
+            items = [self.index_item(e, out) for e in node.elts]
+            if all(isinstance(i, ir.Const) for i in items):
+                return ir.Const(tuple(i.value for i in items))
+            return self.emit(out, node, ir.Tuple(tuple(items)))
+        return self.index_item(node, out)
+
+    def index_item(self, node, out) -> ir.Atom:
+        if isinstance(node, gast.Slice):
+            parts = [self.expr(p, out) if p is not None else ir.Const(None)
+                     for p in (node.lower, node.upper, node.step)]
+            if all(isinstance(p, ir.Const) for p in parts):
+                return ir.Const(slice(*(p.value for p in parts)))
+            return self.emit(out, node, ir.Call(ir.Ref(slice, "slice"), tuple(parts)))
+        if isinstance(node, gast.Constant) and node.value is Ellipsis:
+            return ir.Const(Ellipsis)
+        return self.expr(node, out)
+
+    def expr_Call(self, node, out):
+        at_update = methods.match_at_update(node)
+        if at_update is not None:
+            base_node, idx_node, mode, value_node = at_update
+            base = self.expr(base_node, out)
+            idx = self.index(idx_node, out)
+            value = self.expr(value_node, out)
+            return methods.at_update_call(base, idx, mode, value)
+        args, star = [], None
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                if star is not None:
+                    self.fail(node, "only one *args spread per call is supported")
+                star = self.expr(a.value, out)
+            else:
+                args.append(self.expr(a, out))
+        kwargs = []
+        for k in node.keywords:
+            if k.arg is None:
+                self.fail(node, "**kwargs spreading in calls is not supported")
+            kwargs.append((k.arg, self.expr(k.value, out)))
+        if isinstance(node.func, gast.Attribute):
+            receiver = self.expr(node.func.value, out)
+            if not isinstance(receiver, ir.Ref):
+                if node.func.attr in methods.VARARG_SHAPE_METHODS and len(args) > 1 and not all(
+                        isinstance(a, ir.Const) for a in args):
+                    args = [self.emit(out, node, ir.Tuple(tuple(args)))]
+                return methods.lower_method_call(receiver, node.func.attr, tuple(args),
+                                                 tuple(kwargs), star)
+            fn = self.expr_Attribute(node.func, out)
+        else:
+            fn = self.expr(node.func, out)
+        if isinstance(fn, ir.Const):
+            self.fail(node, f"{fn.value!r} is not callable")
+        return ir.Call(fn, tuple(args), tuple(kwargs), star)
+
+    def expr_JoinedStr(self, node, out):
+        """f"a {x:.2f}" becomes "a {:.2f}".format(x)."""
+        template, values = [], []
+        for part in node.values:
+            if isinstance(part, gast.Constant):
+                template.append(str(part.value).replace("{", "{{").replace("}", "}}"))
+            else:
+                conv = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[part.conversion]
+                spec = ""
+                if part.format_spec is not None:
+                    spec = ":" + "".join(str(v.value) for v in part.format_spec.values
+                                         if isinstance(v, gast.Constant))
+                template.append("{" + conv + spec + "}")
+                values.append(self.expr(part.value, out))
+        fmt = ir.Attr(ir.Const("".join(template)), "format")
+        return ir.Call(fmt, tuple(values))
+
+    def expr_ListComp(self, node, out):
+        return self._comprehension(node, out, ir.Ref(list, "list"))
+
+    def expr_GeneratorExp(self, node, out):
+        return self._comprehension(node, out, ir.Ref(tuple, "tuple"))
+
+    def _comprehension(self, node, out, finish: ir.Ref):
+        acc = self.fresh()
+        self.locals.add(acc)
+        out.append(ir.Assign((acc,), ir.List(()), self.origin(node)))
+        self._comp_level(node, list(node.generators), out, acc)
+        if finish.value is list:
+            return ir.Var(acc)
+        return ir.Call(finish, (ir.Var(acc),))
+
+    def _comp_level(self, node, generators, out, acc):
+        from redraft.compiler.core import helpers
+        if not generators:
+            item = self.expr(node.elt, out)
+            self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"), (ir.Var(acc), item)),
+                      acc)
+            return
+        gen = generators[0]
+        iterable = self.expr(gen.iter, out)
+        body: list = []
+        if isinstance(gen.target, gast.Name):
+            target = gen.target.id
+        else:
+            target = self.fresh()
+            self.assign_to(gen.target, ir.Var(target), body, node)
+        inner = body
+        for cond in gen.ifs:
+            test = self.expr(cond, inner)
+            nested: list = []
+            inner.append(ir.If(test, nested, [], self.origin(node)))
+            inner = nested
+        self._comp_level(node, generators[1:], inner, acc)
+        out.append(ir.For(target, iterable, body, self.origin(node)))
+
+    def expr_Lambda(self, node, out):
+        self.fail(node, "lambdas inside transformed functions are not supported yet: define "
+                        "the function at module level")
+
+    def expr_Starred(self, node, out):
+        self.fail(node, "starred expressions are only supported as call arguments")
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and isinstance(
+        stmt.value.value, str)
+
+
+def _contains_return(node) -> bool:
+    return any(isinstance(n, gast.Return) for n in gast.walk(node))
+
+
+def _always_returns(body: list) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, gast.Return):
+        return True
+    if isinstance(last, gast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
+
+
+def _assigned_names(fn_node) -> set[str]:
+    """Every name the function body assigns (its locals, in Python's scoping)."""
+    names = set()
+    body = fn_node.body if isinstance(fn_node.body, list) else [fn_node.body]
+    for stmt in body:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                names.add(n.id)
+            elif isinstance(n, (gast.FunctionDef, gast.Lambda)):
+                continue
+    return names
+
+
+def is_python_function(obj) -> bool:
+    return isinstance(obj, types.FunctionType)

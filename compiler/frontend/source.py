@@ -1,0 +1,104 @@
+"""Find a function's source and parse it with gast: defs, nested defs, methods, lambdas
+(several on one line, told apart by code positions), and REPL/notebook cells via linecache."""
+from __future__ import annotations
+
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass
+
+import gast
+
+from redraft.runtime.errors import RedraftError
+
+
+class SourceUnavailableError(RedraftError):
+    """The function's source text cannot be found (built-in, exec'd string, C extension)."""
+
+
+@dataclass
+class ParsedFunction:
+    node: gast.AST  # a gast.FunctionDef or gast.Lambda
+    filename: str
+    line_offset: int  # add to node line numbers to get file line numbers
+
+
+def parse_function(fn) -> ParsedFunction:
+    """The gast node of `fn`'s definition, with file and line information."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise SourceUnavailableError(f"{fn!r} is not a Python function, so redraft cannot "
+                                     "read its source")
+    filename = code.co_filename
+    if fn.__name__ == "<lambda>":
+        return _parse_lambda(fn, filename)
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise SourceUnavailableError(
+            f"cannot read the source of {fn.__qualname__} ({filename}): {e}. Define it in a "
+            "file, or in a notebook/REPL that keeps its cells (IPython does)") from None
+    text = textwrap.dedent("".join(lines))
+    tree = gast.parse(text)
+    node = tree.body[0]
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        raise SourceUnavailableError(f"the source of {fn.__qualname__} is not a def")
+    return ParsedFunction(node, filename, max(start, 1) - 1)
+
+
+def _parse_lambda(fn, filename: str) -> ParsedFunction:
+    """Pick, among the lambdas starting on fn's first line, the one whose body is fn's."""
+    code = fn.__code__
+    lines = linecache.getlines(filename, fn.__globals__)
+    if not lines:
+        raise SourceUnavailableError(f"cannot read the source of a lambda in {filename}")
+    line = code.co_firstlineno
+    tree = _parse_enclosing(lines, line)
+    candidates = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+                  and n.lineno == line]
+    if not candidates:
+        raise SourceUnavailableError(f"no lambda found at {filename}:{line}")
+    if len(candidates) > 1:
+        candidates = _match_by_position(candidates, code) or candidates
+        if len(candidates) > 1:
+            candidates = _match_by_signature(candidates, code)
+    return ParsedFunction(candidates[0], filename, 0)
+
+
+def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
+    """Parse the whole file; fall back to the statement around `line` if the file is partial."""
+    try:
+        return gast.parse("".join(lines))
+    except SyntaxError:
+        start = line - 1
+        for end in range(line, len(lines) + 1):
+            chunk = textwrap.dedent("".join(lines[start:end]))
+            try:
+                tree = gast.parse(chunk)
+            except SyntaxError:
+                continue
+            for n in gast.walk(tree):
+                if hasattr(n, "lineno"):
+                    n.lineno += start
+            return tree
+    raise SourceUnavailableError(f"cannot parse the code around line {line}")
+
+
+def _match_by_position(candidates, code):
+    """Lambdas on one line differ in columns: compare with the code object's positions."""
+    positions = [p for p in getattr(code, "co_positions", lambda: [])()
+                 if p[2] is not None and p[0] == code.co_firstlineno]
+    if not positions:
+        return None
+    lo = min(p[2] for p in positions)
+    hi = max(p[3] for p in positions if p[3] is not None)
+    inside = [n for n in candidates if n.body.col_offset <= lo and hi <= n.body.end_col_offset
+              and n.body.lineno == code.co_firstlineno]
+    inside.sort(key=lambda n: n.body.end_col_offset - n.body.col_offset)
+    return inside[:1] or None
+
+
+def _match_by_signature(candidates, code):
+    names = code.co_varnames[:code.co_argcount]
+    same = [n for n in candidates if tuple(a.id for a in n.args.args) == names]
+    return same or candidates

@@ -1,0 +1,183 @@
+"""Rename Core so each name is assigned once, except explicit loop-carried and merged names.
+
+Expects: lowered Core (compiler/frontend/normalize.py). Guarantees: in straight-line code a
+name is never reassigned (a reassignment of `x` becomes `x_1`), so reverse mode may read any
+forward value by its name; a branch that changes `x` ends by copying into one merged name;
+a loop that changes `x` writes the new value back into the name `x` had before the loop (the
+loop-carried name), so the loop's state is exactly its carried names.
+"""
+from __future__ import annotations
+
+from redraft.compiler.core import ir
+
+
+class Renamer:
+    def __init__(self, params: tuple[str, ...], coalesce: bool = True):
+        self.used: set[str] = set(params)
+        self.coalesce = coalesce
+
+    def fresh(self, base: str) -> str:
+        if base not in self.used:
+            self.used.add(base)
+            return base
+        k = 1
+        while f"{base}_{k}" in self.used:
+            k += 1
+        name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+    # ---- reads ------------------------------------------------------------------------------
+    @staticmethod
+    def atom(a, env: dict):
+        if isinstance(a, ir.Var):
+            return ir.Var(env.get(a.name, a.name))
+        return a
+
+    def expr(self, e: ir.Expr, env: dict) -> ir.Expr:
+        if isinstance(e, (ir.Var, ir.Const, ir.Ref)):
+            return self.atom(e, env)
+        if isinstance(e, ir.Call):
+            fn = self.atom(e.fn, env) if isinstance(e.fn, ir.Var) else (
+                self.expr(e.fn, env) if isinstance(e.fn, ir.Attr) else e.fn)
+            star = self.atom(e.star_args, env) if e.star_args is not None else None
+            return ir.Call(fn, tuple(self.atom(a, env) for a in e.args),
+                           tuple((k, self.atom(v, env)) for k, v in e.kwargs), star)
+        if isinstance(e, ir.Tuple):
+            return ir.Tuple(tuple(self.atom(a, env) for a in e.items))
+        if isinstance(e, ir.List):
+            return ir.List(tuple(self.atom(a, env) for a in e.items))
+        if isinstance(e, ir.Attr):
+            return ir.Attr(self.atom(e.obj, env), e.name)
+        raise TypeError(f"not a Core expression: {e!r}")
+
+    # ---- statements ---------------------------------------------------------------------------
+    def block(self, body: list[ir.Stmt], env: dict) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for s in body:
+            out.extend(self.stmt(s, env))
+        return out
+
+    def stmt(self, s: ir.Stmt, env: dict) -> list[ir.Stmt]:
+        if isinstance(s, ir.Assign):
+            value = self.expr(s.expr, env)
+            targets = []
+            for t in s.targets:
+                new = self.fresh(t)
+                env[t] = new
+                targets.append(new)
+            return [ir.Assign(tuple(targets), value, s.origin)]
+        if isinstance(s, ir.ExprStmt):
+            return [ir.ExprStmt(self.expr(s.expr, env), s.origin)]
+        if isinstance(s, ir.Return):
+            return [ir.Return(self.atom(s.value, env), s.origin)]
+        if isinstance(s, ir.If):
+            return [self.if_(s, env)]
+        if isinstance(s, ir.For):
+            return [self.for_(s, env)]
+        if isinstance(s, ir.While):
+            return [self.while_(s, env)]
+        raise TypeError(f"not a Core statement: {s!r}")
+
+    def if_(self, s: ir.If, env: dict) -> ir.If:
+        cond = self.atom(s.cond, env)
+        then_env, else_env = dict(env), dict(env)
+        body = self.block(s.body, then_env)
+        orelse = self.block(s.orelse, else_env)
+        for name in sorted(set(then_env) | set(else_env)):
+            a, b = then_env.get(name), else_env.get(name)
+            if a == b:
+                env[name] = a
+            elif a is None or b is None:
+                env[name] = a or b  # defined on one path only, as Python allows
+            else:
+                merged = self.fresh(name)
+                body.append(ir.Assign((merged,), ir.Var(a), s.origin))
+                orelse.append(ir.Assign((merged,), ir.Var(b), s.origin))
+                env[name] = merged
+        merged_names = set(env.values())
+        return ir.If(cond, _coalesce_carried(body, merged_names),
+                     _coalesce_carried(orelse, merged_names), s.origin)
+
+    def loop(self, blocks: list[list[ir.Stmt]], env: dict, origin, bound: str | None = None,
+             cond: ir.Atom | None = None):
+        """Rename a loop's blocks (cond block first for while); carried names keep their
+        pre-loop version. Returns (blocks, renamed cond, env after the loop)."""
+        written = set().union(*(ir.block_writes(b) for b in blocks))
+        carried = {n for n in written if n in env}
+        inner = dict(env)
+        if bound is not None:
+            inner[bound] = self.fresh(bound)
+        out = [self.block(blocks[0], inner)]
+        if cond is not None:
+            cond = self.atom(cond, inner)
+        out += [self.block(b, inner) for b in blocks[1:]]
+        for name in sorted(carried):
+            if inner[name] != env[name]:
+                out[-1].append(ir.Assign((env[name],), ir.Var(inner[name]), origin))
+        after = dict(env)
+        for name in written - carried:
+            after[name] = inner[name]
+        if bound is not None:
+            after[bound] = inner[bound]
+        if self.coalesce:
+            out[-1] = _coalesce_carried(out[-1], {env[n] for n in carried})
+        return out, cond, after
+
+    def for_(self, s: ir.For, env: dict) -> ir.For:
+        iterable = self.atom(s.iter, env)
+        (body,), _, after = self.loop([s.body], env, s.origin, bound=s.target)
+        target = after[s.target]
+        env.clear()
+        env.update(after)
+        return ir.For(target, iterable, body, s.origin)
+
+    def while_(self, s: ir.While, env: dict) -> ir.While:
+        (cond_body, body), cond, after = self.loop([s.cond_body, s.body], env, s.origin,
+                                                   cond=s.cond)
+        env.clear()
+        env.update(after)
+        return ir.While(cond_body, cond, body, s.origin)
+
+
+def _coalesce_carried(block: list[ir.Stmt], carried: set[str]) -> list[ir.Stmt]:
+    """`x_1 = f(x); ...; x = x_1` becomes `x = f(x); ...` when nothing after the definition
+    reads the old `x` (the common `x = x - 0.1 * x` loop stays as the user wrote it)."""
+    block = list(block)
+    i = len(block) - 1
+    while i >= 0:
+        copy = block[i]
+        if not (isinstance(copy, ir.Assign) and len(copy.targets) == 1
+                and copy.targets[0] in carried and isinstance(copy.expr, ir.Var)):
+            break
+        carried_name, version = copy.targets[0], copy.expr.name
+        j = _top_level_def(block[:i], version)
+        if j is not None and not any(carried_name in ir.stmt_reads(s) or
+                                     carried_name in ir.stmt_writes(s) for s in block[j + 1:i]):
+            block[j] = _retarget(block[j], version, carried_name)
+            block[j + 1:i] = [ir.substitute(s, {version: carried_name}) for s in block[j + 1:i]]
+            del block[i]
+        i -= 1
+    return block
+
+
+def _top_level_def(block: list[ir.Stmt], name: str) -> int | None:
+    for j, s in enumerate(block):
+        if isinstance(s, ir.Assign) and name in s.targets:
+            return j
+    return None
+
+
+def _retarget(s: ir.Assign, old: str, new: str) -> ir.Assign:
+    return ir.Assign(tuple(new if t == old else t for t in s.targets), s.expr, s.origin)
+
+
+def to_ssa(fn: ir.Function, coalesce: bool = True) -> ir.Function:
+    """`fn` renamed as the module docstring says. With coalesce=False a loop body ends in
+    explicit copies `x = x_1` into its carried names (what reverse mode needs, since the
+    body's recomputation must not overwrite the carried values it reads)."""
+    r = Renamer(fn.params, coalesce)
+    env = {p: p for p in fn.params}
+    body = r.block(fn.body, env)
+    return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
+                       fn.doc, dict(fn.meta))

@@ -1,0 +1,391 @@
+"""Helpers that generated derivative code calls (`ad.unbroadcast(g, x)`, `ad.zeros_like(x)`).
+
+Each works on arrays, Python numbers and pytrees of them, and has its own derivative rules
+(rules/helpers.py), so derivative code can be differentiated again.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from redraft.runtime.array import Array
+from redraft.runtime.pytree import tree_map
+
+
+def _jnp():
+    import redraft.numpy as jnp
+    return jnp
+
+
+def zeros_like(x):
+    """Zeros of the structure, shape and (inexact) dtype of `x`; None stays None."""
+    def leaf(v):
+        if v is None:
+            return None
+        if isinstance(v, (bool, int, float, complex)):
+            return 0.0
+        a = _jnp().asarray(v)
+        dtype = a.dtype if a.dtype.kind in "fc" else np.float32
+        return _jnp().zeros(a.shape, dtype)
+    return tree_map(leaf, x)
+
+
+def add(a, b):
+    """a + b leaf by leaf (adjoints of pytrees add componentwise)."""
+    if isinstance(a, (Array, int, float)) and isinstance(b, (Array, int, float)):
+        return a + b
+    return tree_map(lambda u, v: v if u is None else (u if v is None else u + v), a, b)
+
+
+def unbroadcast(g, x):
+    """Sum `g` down to the shape of `x` (undoing NumPy broadcasting in reverse mode)."""
+    jnp = _jnp()
+    target = np.shape(x) if not isinstance(x, Array) else x.shape
+    g = jnp.asarray(g)
+    if g.shape == target:
+        return g
+    lead = g.ndim - len(target)
+    if lead < 0:
+        return jnp.broadcast_to(g, target)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target)
+                                      if d == 1 and g.shape[lead + i] != 1)
+    out = jnp.sum(g, axis=axes) if axes else g
+    return jnp.reshape(out, target)
+
+
+def broadcast_like(t, ans):
+    """`t` broadcast to the shape of `ans` (a tangent of a broadcasting operation)."""
+    jnp = _jnp()
+    shape = ans.shape if isinstance(ans, Array) else np.shape(ans)
+    t = jnp.asarray(t)
+    return t if t.shape == shape else jnp.broadcast_to(t, shape)
+
+
+def unsum(g, x, axis=None, keepdims=False):
+    """The cotangent of `sum(x, axis)`: g spread back over the summed axes of x."""
+    jnp = _jnp()
+    shape = jnp.shape(x)
+    g = jnp.asarray(g)
+    if not keepdims:
+        ndim = len(shape)
+        axes = range(ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        for a in sorted(ax % ndim for ax in axes):
+            g = jnp.expand_dims(g, a)
+    return jnp.broadcast_to(g, shape)
+
+
+def grad_seed(out):
+    """1 shaped like the (scalar) output of a function differentiated with grad."""
+    jnp = _jnp()
+    a = jnp.asarray(out)
+    if a.shape != ():
+        raise TypeError(f"grad requires a scalar output, but the function returned shape "
+                        f"{a.shape}: use jacrev/jacobian, or vjp with a cotangent")
+    if a.dtype.kind not in "fc":
+        raise TypeError(f"grad requires a real or complex output, got {a.dtype.name}")
+    return jnp.ones((), a.dtype)
+
+
+def ones_like(x):
+    return tree_map(lambda v: _jnp().ones_like(v), x)
+
+
+def basis(x, i: int):
+    """The i-th standard basis element shaped like `x` (a row of the identity)."""
+    jnp = _jnp()
+    a = jnp.asarray(x)
+    dtype = a.dtype if a.dtype.kind in "fc" else np.float32
+    flat = jnp.zeros((a.size,), dtype).at[i].set(1)
+    return jnp.reshape(flat, a.shape)
+
+
+def size(x) -> int:
+    return int(np.prod(_jnp().shape(x), dtype=np.int64))
+
+
+def stack_jacobian(rows: list, out, x, rows_first: bool = True):
+    """Stack per-basis results into a Jacobian of shape out.shape + x.shape."""
+    jnp = _jnp()
+    out_shape, x_shape = jnp.shape(out), jnp.shape(x)
+    stacked = jnp.stack(rows) if rows else jnp.zeros((0,))
+    if rows_first:  # rows indexed by output elements (reverse mode)
+        return jnp.reshape(stacked, out_shape + x_shape)
+    flat = jnp.reshape(stacked, (len(rows),) + out_shape)  # indexed by input elements
+    ndim_out = len(out_shape)
+    moved = jnp.moveaxis(flat, 0, -1) if ndim_out else flat
+    return jnp.reshape(moved, out_shape + x_shape)
+
+
+def push(tape: list, value) -> list:
+    """Save `value` for the reverse pass of a loop iteration (the list is the tape)."""
+    tape.append(value)
+    return tape
+
+
+def index_add(x, idx, g):
+    """The cotangent of `x[idx]` for arrays and Python containers alike."""
+    jnp = _jnp()
+    if isinstance(x, (tuple, list)):
+        out = [zeros_like(v) for v in x]
+        if isinstance(idx, slice):
+            for k, gv in zip(range(*idx.indices(len(x))), g):
+                out[k] = add(out[k], gv)
+        else:
+            out[idx] = add(out[idx], g)
+        return type(x)(out) if not hasattr(type(x), "_fields") else type(x)(*out)
+    if isinstance(x, dict):
+        out = {k: zeros_like(v) for k, v in x.items()}
+        out[idx] = add(out[idx], g)
+        return out
+    z = zeros_like(jnp.asarray(x))
+    return z.at[idx].add(g)
+
+
+def attr_add(obj, name: str, g):
+    """The cotangent of `obj.name`: zeros shaped like `obj`, with `g` at field `name`."""
+    import copy
+    out = copy.copy(zeros_like(obj))
+    if hasattr(type(out), "_fields"):
+        return out._replace(**{name: g})
+    setattr(out, name, g)
+    return out
+
+
+def zip_tangent(xs, xs_dot):
+    """Pairs (x, x_dot) for a forward-mode loop over an active sequence."""
+    return list(zip(xs, xs_dot))
+
+
+def safe_div(g, d):
+    """g / d, but exactly 0 where g is 0: a cotangent that a `where` masked to zero stays
+    zero even when d is 0 in the branch not taken (JAX's NaN-gradient trap)."""
+    jnp = _jnp()
+    g = jnp.asarray(g)
+    return jnp.where(g == 0, 0.0, g / jnp.where(g == 0, 1.0, d)).astype(
+        jnp.result_type(g, d))
+
+
+def safe_mul(g, f):
+    """g * f, but exactly 0 where g is 0 (f may be infinite there)."""
+    jnp = _jnp()
+    g = jnp.asarray(g)
+    return jnp.where(g == 0, 0.0, g * f).astype(jnp.result_type(g, f))
+
+
+def safe_log(x):
+    """log(x) where x > 0, else 0: the y-derivative of x ** y at x = 0 is 0."""
+    jnp = _jnp()
+    return jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)
+
+
+def pick_first(x, y, ties_first: bool):
+    """1 where max(x, y) comes from x, 0 where from y, 0.5 at ties (as JAX)."""
+    jnp = _jnp()
+    return jnp.where(x > y, 1.0, jnp.where(x == y, 0.5, 0.0))
+
+
+def inside(a, lo, hi):
+    """1 where lo <= a <= hi (clip passes the gradient through), else 0."""
+    jnp = _jnp()
+    mask = jnp.ones_like(jnp.asarray(a, float))
+    if lo is not None:
+        mask = jnp.where(a < lo, 0.0, mask)
+    if hi is not None:
+        mask = jnp.where(a > hi, 0.0, mask)
+    return mask
+
+
+def argext_mask(a, ans, axis=None, keepdims=False):
+    """Where `a` attains its max/min `ans` along `axis`, shared equally among ties."""
+    jnp = _jnp()
+    peak = ans if keepdims else unsum(ans, a, axis, False)
+    hits = jnp.where(a == peak, 1.0, 0.0)
+    count = jnp.sum(hits, axis=axis, keepdims=True)
+    return hits / count
+
+
+def reverse_cumsum(g, a, axis=None):
+    """The cotangent of cumsum: a cumulative sum from the end."""
+    jnp = _jnp()
+    if axis is None:
+        flipped = jnp.flip(jnp.ravel(g), 0)
+        return jnp.reshape(jnp.flip(jnp.cumsum(flipped), 0), jnp.shape(a))
+    return jnp.flip(jnp.cumsum(jnp.flip(g, axis), axis), axis)
+
+
+# ---- contractions ------------------------------------------------------------------------------
+
+def _ranges_like(*lists):
+    start = 0
+    for items in lists:
+        yield tuple(range(start, start + len(items)))
+        start += len(items)
+
+
+def dot_general_lhs_bar(g, lhs, rhs, dimension_numbers, swap_ans: bool = False):
+    """Cotangent of dot_general's lhs: contract g with rhs, then restore lhs's axis order."""
+    from redraft import lax
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_ndim, y_ndim = np.ndim(lhs), np.ndim(rhs)
+    x_kept = [i for i in range(x_ndim) if i not in x_contract and i not in x_batch]
+    y_kept = [i for i in range(y_ndim) if i not in y_contract and i not in y_batch]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_by_y)
+    return lax.transpose(lax.dot_general(g, rhs, dims), tuple(int(a) for a in out_axes))
+
+
+def dot_general_rhs_bar(g, lhs, rhs, dimension_numbers):
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    swapped = ((y_contract, x_contract), (y_batch, x_batch))
+    return dot_general_lhs_bar(g, rhs, lhs, swapped, swap_ans=True)
+
+
+def _dot_dims(a, b):
+    contract_b = 0 if np.ndim(b) == 1 else np.ndim(b) - 2
+    return (((np.ndim(a) - 1,), (contract_b,)), ((), ()))
+
+
+def dot_lhs_bar(g, a, b):
+    """Cotangent of `a` in jnp.dot(a, b)."""
+    jnp = _jnp()
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    return dot_general_lhs_bar(jnp.asarray(g), a, jnp.asarray(b), _dot_dims(a, b))
+
+
+def dot_rhs_bar(g, a, b):
+    """Cotangent of `b` in jnp.dot(a, b)."""
+    jnp = _jnp()
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * a, b)
+    return dot_general_rhs_bar(jnp.asarray(g), jnp.asarray(a), b, _dot_dims(a, b))
+
+
+def matmul_lhs_bar(g, a, b):
+    """Cotangent of `a` in a @ b (batch axes broadcast, 1-D operands promoted)."""
+    jnp = _jnp()
+    a2, b2, g2 = _matmul_promote(g, a, b)
+    out = jnp.matmul(g2, jnp.swapaxes(b2, -1, -2))
+    if np.ndim(a) == 1:
+        out = jnp.squeeze(out, -2)
+    return unbroadcast(out, a)
+
+
+def matmul_rhs_bar(g, a, b):
+    """Cotangent of `b` in a @ b."""
+    jnp = _jnp()
+    a2, b2, g2 = _matmul_promote(g, a, b)
+    out = jnp.matmul(jnp.swapaxes(a2, -1, -2), g2)
+    if np.ndim(b) == 1:
+        out = jnp.squeeze(out, -1)
+    return unbroadcast(out, b)
+
+
+def _matmul_promote(g, a, b):
+    jnp = _jnp()
+    a2 = jnp.expand_dims(a, 0) if np.ndim(a) == 1 else jnp.asarray(a)
+    b2 = jnp.expand_dims(b, -1) if np.ndim(b) == 1 else jnp.asarray(b)
+    g2 = jnp.asarray(g)
+    if np.ndim(a) == 1:
+        g2 = jnp.expand_dims(g2, -2 if np.ndim(b) > 1 else 0)
+    if np.ndim(b) == 1:
+        g2 = jnp.expand_dims(g2, -1)
+    return a2, b2, g2
+
+
+# ---- sequences -----------------------------------------------------------------------------------
+
+def unstack(g, axis: int = 0) -> list:
+    """The cotangent of jnp.stack(items, axis): one slice of g per item."""
+    jnp = _jnp()
+    g = jnp.asarray(g)
+    return [jnp.take(g, i, axis=axis) for i in range(g.shape[axis])]
+
+
+def split_like(g, arrays, axis: int = 0) -> list:
+    """The cotangent of jnp.concatenate(arrays, axis): g cut at the arrays' sizes."""
+    jnp = _jnp()
+    g = jnp.asarray(g)
+    if axis is None:
+        sizes = [int(np.size(a)) for a in arrays]
+        flat, out, start = jnp.ravel(g), [], 0
+        for a, n in zip(arrays, sizes):
+            out.append(jnp.reshape(flat[start:start + n], np.shape(a)))
+            start += n
+        return out
+    out, start = [], 0
+    for a in arrays:
+        n = np.shape(a)[axis]
+        index = [slice(None)] * g.ndim
+        index[axis] = slice(start, start + n)
+        out.append(g[tuple(index)])
+        start += n
+    return out
+
+
+def unarray(g, obj):
+    """The cotangent of jnp.array(obj): g itself, or nested lists of its slices."""
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(unarray(gi, oi) for gi, oi in zip(unstack(g, 0), obj))
+    return unbroadcast(g, obj)
+
+
+def shape_of(x) -> tuple:
+    return np.shape(x) if not hasattr(x, "shape") else tuple(x.shape)
+
+
+def untranspose(g, axes=None):
+    """The cotangent of jnp.transpose(a, axes): the inverse permutation applied to g."""
+    jnp = _jnp()
+    if axes is None:
+        return jnp.transpose(g)
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a % len(axes)] = i
+    return jnp.transpose(g, inverse)
+
+
+def take_bar(g, a, indices, axis=None):
+    jnp = _jnp()
+    if axis is None:
+        flat = zeros_like(jnp.ravel(a)).at[indices].add(g)
+        return jnp.reshape(flat, jnp.shape(a))
+    index = (slice(None),) * (axis % np.ndim(a)) + (indices,)
+    return zeros_like(a).at[index].add(g)
+
+
+def tangent_astype(t, dtype):
+    """Tangents of a cast: cast along for inexact targets, none (zeros) for integer ones."""
+    jnp = _jnp()
+    target = np.dtype(dtype) if not hasattr(dtype, "dtype") else dtype.dtype
+    if target.kind in "fc":
+        return jnp.asarray(t).astype(target)
+    return jnp.zeros(jnp.shape(t), np.float32)
+
+
+def cotangent_astype(g, x):
+    """Cotangents flow back through a cast in x's (inexact) dtype."""
+    jnp = _jnp()
+    dtype = jnp.result_type(x)
+    return jnp.asarray(g).astype(dtype if dtype.kind in "fc" else np.float32)
+
+
+def dict_values(d: dict, keys: tuple) -> tuple:
+    return tuple(d[k] for k in keys)
+
+
+def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:
+    """The cotangent of stack_jacobian: ct cut back into one piece per row."""
+    jnp = _jnp()
+    n = len(rows)
+    out_shape, x_shape = jnp.shape(out), jnp.shape(x)
+    if rows_first:
+        flat = jnp.reshape(ct, (n,) + jnp.shape(rows[0]))
+        return [flat[i] for i in range(n)]
+    flat = jnp.reshape(ct, out_shape + (n,))
+    moved = jnp.moveaxis(flat, -1, 0)
+    return [jnp.reshape(moved[i], jnp.shape(rows[i])) for i in range(n)]

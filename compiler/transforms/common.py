@@ -1,0 +1,245 @@
+"""What forward and reverse mode share: fresh names, activity analysis, binding a call's
+arguments to the operation's parameter names, peepholes, and the Core of any callable."""
+from __future__ import annotations
+
+import inspect
+import operator
+
+from redraft.compiler.core import ir
+from redraft.compiler.frontend.methods import STATIC_ATTRIBUTES
+from redraft.compiler.transforms import ad_helpers
+from redraft.compiler.transforms.registry import OpRules, rules_for
+from redraft.runtime.errors import RedraftError
+
+ADD = ir.Ref(operator.add, "+")
+NEG = ir.Ref(operator.neg, "unary neg")
+GETITEM = ir.Ref(operator.getitem, "[]")
+
+
+class TransformError(RedraftError, TypeError):
+    """A function cannot be transformed; the message names the user's file and line."""
+
+
+def helper(name: str) -> ir.Ref:
+    """Ref to `ad.<name>` (compiler/transforms/ad_helpers.py) as generated code spells it."""
+    return ir.Ref(getattr(ad_helpers, name), f"ad.{name}", ad_helpers)
+
+
+def where(origin: ir.Origin | None) -> str:
+    return f"{origin[0]}:{origin[1]}: " if origin else ""
+
+
+class Names:
+    """Fresh, readable names: `x_dot`, `x_bar`, `t7`; never one already used."""
+
+    def __init__(self, fn: ir.Function):
+        self.used: set[str] = set(fn.params) | {n for s in ir.walk_stmts(fn.body)
+                                                for n in ir.stmt_writes(s)}
+        self.derived: dict[tuple[str, str], str] = {}
+
+    def fresh(self, base: str) -> str:
+        base = base.rstrip("_") or "t"
+        if _is_temp(base):
+            return self.temp()
+        name, k = base, 1
+        while name in self.used:
+            name = f"{base}_{k}"
+            k += 1
+        self.used.add(name)
+        return name
+
+    def temp(self) -> str:
+        """The next numbered temporary, `t7`, after every one the function already has."""
+        k = 1 + max((int(n[1:]) for n in self.used if _is_temp(n)), default=0)
+        name = f"t{k}"
+        self.used.add(name)
+        return name
+
+    def derived_name(self, var: str, suffix: str) -> str:
+        """The one name of `var`'s tangent (suffix 'dot') or cotangent ('bar')."""
+        key = (var, suffix)
+        if key not in self.derived:
+            self.derived[key] = self.fresh(f"{var}_{suffix}")
+        return self.derived[key]
+
+
+def _is_temp(name: str) -> bool:
+    return len(name) > 1 and name[0] == "t" and name[1:].isdigit() or name == "t"
+
+
+# ---- activity -------------------------------------------------------------------------------------
+
+def call_is_differentiable(call: ir.Call) -> bool:
+    fn = call.fn
+    if isinstance(fn, ir.Attr):
+        return False  # methods of non-array values (str.format, list.copy) carry no derivative
+    if isinstance(fn, ir.Ref):
+        rules = rules_for(fn.value)
+        if rules is not None and rules.nondiff_reason:
+            return False
+    return True
+
+
+def differentiable_atoms(call: ir.Call) -> list[ir.Var]:
+    """The Var operands of `call` through which derivatives can flow (not static ones)."""
+    atoms = [a for a in ir.expr_atoms(call) if isinstance(a, ir.Var)]
+    rules = rules_for(call.fn.value) if isinstance(call.fn, ir.Ref) else None
+    if rules is None or not rules.static or rules.signature is None:
+        return atoms
+    try:
+        bound = bind_call(rules, call, None)
+    except TransformError:
+        return atoms
+    return [a for p, a in bound.items() if p not in rules.static and isinstance(a, ir.Var)]
+
+
+def expr_is_active(e: ir.Expr, active: set[str]) -> bool:
+    if isinstance(e, ir.Var):
+        return e.name in active
+    if isinstance(e, (ir.Const, ir.Ref)):
+        return False
+    if isinstance(e, ir.Attr):
+        return e.name not in STATIC_ATTRIBUTES and expr_is_active(e.obj, active)
+    if isinstance(e, ir.Call):
+        if not call_is_differentiable(e):
+            return False
+        return any(a.name in active for a in differentiable_atoms(e))
+    if isinstance(e, (ir.Tuple, ir.List)):
+        return any(expr_is_active(a, active) for a in e.items)
+    return False
+
+
+def active_names(fn: ir.Function, active_params: set[str]) -> set[str]:
+    """Names whose values depend differentiably on the active parameters (a fixpoint, so
+    loop-carried names are found)."""
+    active = set(active_params)
+    changed = True
+    while changed:
+        changed = False
+        for s in ir.walk_stmts(fn.body):
+            if isinstance(s, ir.Assign) and not set(s.targets) <= active:
+                if expr_is_active(s.expr, active):
+                    active |= set(s.targets)
+                    changed = True
+            elif isinstance(s, ir.For) and s.target not in active:
+                if expr_is_active(s.iter, active):
+                    active.add(s.target)
+                    changed = True
+    return active
+
+
+# ---- binding call arguments to parameter names ------------------------------------------------------
+
+def bind_call(rules: OpRules, call: ir.Call, origin) -> dict[str, ir.Atom]:
+    """{parameter name: atom} for `call`, defaults included, using the op's signature."""
+    sig = rules.signature
+    if sig is None:
+        raise TransformError(f"{where(origin)}cannot bind the arguments of {call.fn.path}")
+    if call.star_args is not None:
+        raise TransformError(f"{where(origin)}*args in a call to {call.fn.path} cannot be "
+                             "differentiated yet")
+    params = list(sig.parameters.values())
+    out: dict[str, ir.Atom] = {}
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = [p for p in params if p.kind is p.VAR_POSITIONAL]
+    for p, a in zip(positional, call.args):
+        out[p.name] = a
+    extra = call.args[len(positional):]
+    if extra:
+        if not varargs:
+            raise TransformError(f"{where(origin)}too many arguments for {call.fn.path}")
+        out[varargs[0].name] = extra  # type: ignore[assignment]
+    for k, v in call.kwargs:
+        out[k] = v
+    for p in params:
+        if p.name not in out and p.default is not inspect.Parameter.empty:
+            out[p.name] = ir.Const(p.default) if _is_literal(p.default) else ir.Ref(
+                p.default, repr(p.default))
+    return out
+
+
+def _is_literal(v) -> bool:
+    return isinstance(v, (int, float, bool, complex, str, type(None), tuple))
+
+
+def rule_args(rule, bound: dict[str, ir.Atom], leading: list[ir.Atom]) -> dict:
+    """The atoms a rule function's parameters receive: its first parameters take `leading`
+    (the tangent(s) or cotangent, then `ans`) by position, the rest the op's own arguments
+    by name, and Const(None) for ones the call leaves out."""
+    from redraft.compiler.transforms.inline import rule_core
+    params = rule_core(rule).params
+    out = dict(zip(params, leading))
+    for p in params[len(leading):]:
+        out[p] = bound.get(p, ir.Const(None))
+    return out
+
+
+def broadcasting_simplifier(bound: dict[str, ir.Atom], param: str):
+    """Peephole: `ad.unbroadcast(g, x)` / `ad.broadcast_like(t, ans)` are no-ops when every
+    other operand of the op is a Python number (no broadcasting can have happened)."""
+    others = [a for k, a in bound.items() if k != param and isinstance(a, (ir.Var, ir.Const))]
+    trivial = all(isinstance(a, ir.Const) and isinstance(a.value, (int, float, type(None),
+                                                                    str, bool))
+                  for a in others if not (isinstance(a, ir.Const) and a.value is None))
+
+    def simplify(call: ir.Call):
+        if not trivial or not isinstance(call.fn, ir.Ref):
+            return None
+        if call.fn.value in (ad_helpers.unbroadcast, ad_helpers.broadcast_like):
+            return call.args[0]
+        return None
+
+    return simplify
+
+
+# ---- the Core of a callable -------------------------------------------------------------------------
+
+def core_of(fn) -> ir.Function:
+    """Core of a user function, a transformed function, or a jit-wrapped one (in SSA)."""
+    from redraft.compiler.frontend.normalize import lower_function
+    from redraft.compiler.frontend.ssa import to_ssa
+    inner = getattr(fn, "__redraft_transformable__", None)
+    if inner is not None:
+        return inner()
+    core = getattr(fn, "__redraft_core__", None)
+    if core is not None:
+        return core
+    if rules_for(fn) is not None:
+        return _op_wrapper(fn)
+    return to_ssa(lower_function(fn), coalesce=False)
+
+
+def _op_wrapper(op) -> ir.Function:
+    """`def exp(x): out = jnp.exp(x); return out` for an operation transformed directly."""
+    sig = rules_for(op).signature
+    params = tuple(p.name for p in sig.parameters.values()
+                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    defaults = tuple(p.default for p in sig.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                     and p.default is not inspect.Parameter.empty)
+    name = getattr(op, "__name__", "op")
+    module = getattr(op, "__module__", "") or ""
+    path = f"jnp.{name}" if module.startswith("redraft.numpy") else name
+    ref = ir.Ref(op, path, _module_root(op) if path.startswith("jnp.") else None)
+    body = [ir.Assign(("out",), ir.Call(ref, tuple(ir.Var(p) for p in params))),
+            ir.Return(ir.Var("out"))]
+    return ir.Function(name, params, body, defaults, "<redraft op>", 1)
+
+
+def _module_root(op):
+    import redraft.numpy as jnp
+    return jnp
+
+
+def is_transformable_callable(value) -> bool:
+    import types
+    return (isinstance(value, types.FunctionType) or hasattr(value, "__redraft_core__")
+            or hasattr(value, "__redraft_transformable__"))
+
+
+def unsupported_op(call: ir.Call, origin, mode: str) -> TransformError:
+    name = call.fn.path if isinstance(call.fn, ir.Ref) else "a function value"
+    return TransformError(
+        f"{where(origin)}redraft has no {mode} rule for `{name}` and cannot read its source "
+        "to transform it. Use redraft.numpy functions, or give it rules with "
+        "redraft.custom_jvp / custom_vjp")

@@ -1,0 +1,117 @@
+"""Inline a rule function's Core at a call site: parameters become the call's atoms, the
+rule's temporaries get fresh names of the target function, and its return value an atom."""
+from __future__ import annotations
+
+from typing import Callable
+
+from redraft.compiler.core import ir
+
+_CORE_CACHE: dict[int, ir.Function] = {}
+
+
+def rule_core(rule: Callable) -> ir.Function:
+    """The Core of a rule function (lowered once, then cached)."""
+    key = id(rule)
+    if key not in _CORE_CACHE:
+        from redraft.compiler.frontend.normalize import lower_function
+        from redraft.compiler.frontend.ssa import to_ssa
+        _CORE_CACHE[key] = to_ssa(lower_function(rule))
+        _CORE_CACHE[key].meta["rule"] = rule  # keeps `rule` alive while its id is a key
+    return _CORE_CACHE[key]
+
+
+def substitute_atoms(s: ir.Stmt, mapping: dict[str, ir.Atom]) -> ir.Stmt:
+    """`s` with names read replaced by atoms (constants too) and written names renamed."""
+    def atom(a):
+        if isinstance(a, ir.Var) and a.name in mapping:
+            return mapping[a.name]
+        return a
+
+    def ex(e):
+        if isinstance(e, (ir.Var, ir.Const, ir.Ref)):
+            return atom(e)
+        if isinstance(e, ir.Call):
+            fn = atom(e.fn) if isinstance(e.fn, ir.Var) else (
+                ex(e.fn) if isinstance(e.fn, ir.Attr) else e.fn)
+            return ir.Call(fn, tuple(atom(a) for a in e.args),
+                           tuple((k, atom(v)) for k, v in e.kwargs),
+                           atom(e.star_args) if e.star_args is not None else None)
+        if isinstance(e, ir.Tuple):
+            return ir.Tuple(tuple(atom(a) for a in e.items))
+        if isinstance(e, ir.List):
+            return ir.List(tuple(atom(a) for a in e.items))
+        if isinstance(e, ir.Attr):
+            return ir.Attr(atom(e.obj), e.name)
+        raise TypeError(f"not a Core expression: {e!r}")
+
+    def name(n: str) -> str:
+        a = mapping.get(n)
+        return a.name if isinstance(a, ir.Var) else n
+
+    if isinstance(s, ir.Assign):
+        return ir.Assign(tuple(name(t) for t in s.targets), ex(s.expr), s.origin)
+    if isinstance(s, ir.ExprStmt):
+        return ir.ExprStmt(ex(s.expr), s.origin)
+    if isinstance(s, ir.Return):
+        return ir.Return(atom(s.value), s.origin)
+    block = lambda b: [substitute_atoms(x, mapping) for x in b]  # noqa: E731
+    if isinstance(s, ir.If):
+        return ir.If(atom(s.cond), block(s.body), block(s.orelse), s.origin)
+    if isinstance(s, ir.For):
+        return ir.For(name(s.target), atom(s.iter), block(s.body), s.origin)
+    if isinstance(s, ir.While):
+        return ir.While(block(s.cond_body), atom(s.cond), block(s.body), s.origin)
+    raise TypeError(f"not a Core statement: {s!r}")
+
+
+def inline(rule: Callable, args: dict[str, ir.Atom], fresh: Callable[[str], str],
+           origin: ir.Origin | None, simplify: Callable | None = None,
+           result_name: str | None = None) -> tuple[list[ir.Stmt], ir.Atom]:
+    """(statements, result atom) of `rule` applied to `args` (rule parameter -> atom).
+
+    `result_name`, when given, names the value the rule returns (so a rule returning an
+    expression ends in `x_bar = ...` rather than a temporary). `simplify(call)` may replace
+    a call of the rule's body by an atom (peepholes such as a no-op unbroadcast)."""
+    core = rule_core(rule)
+    missing = [p for p in core.params if p not in args]
+    if missing:
+        raise TypeError(f"rule {rule!r} needs arguments {missing} the operation does not have")
+    mapping: dict[str, ir.Atom] = dict(args)
+    body = core.body[:-1]
+    ret = core.body[-1]
+    assert isinstance(ret, ir.Return)
+    for name in sorted(ir.block_writes(body)):
+        if name not in mapping:
+            mapping[name] = ir.Var(fresh(name))
+    out: list[ir.Stmt] = []
+    for s in body:
+        s = substitute_atoms(s, mapping)
+        _set_origin(s, origin)
+        if simplify is not None and isinstance(s, ir.Assign) and isinstance(s.expr, ir.Call):
+            replacement = simplify(s.expr)
+            if replacement is not None and len(s.targets) == 1:
+                original = next(k for k, v in mapping.items()
+                                if isinstance(v, ir.Var) and v.name == s.targets[0])
+                mapping[original] = replacement  # later statements read the operand itself
+                continue
+        out.append(s)
+    result = substitute_atoms(ret, mapping).value
+    if result_name is not None:
+        out = _retarget_result(out, result, result_name, origin)
+        result = ir.Var(result_name)
+    return out, result
+
+
+def _retarget_result(out: list[ir.Stmt], result: ir.Atom, name: str, origin) -> list[ir.Stmt]:
+    """Make the statement that computes `result` assign `name` directly, if it is the last."""
+    if (out and isinstance(result, ir.Var) and isinstance(out[-1], ir.Assign)
+            and out[-1].targets == (result.name,)
+            and all(result.name not in ir.stmt_reads(s) for s in out[:-1])):
+        out[-1] = ir.Assign((name,), out[-1].expr, origin)
+        return out
+    return out + [ir.Assign((name,), result, origin)]
+
+
+def _set_origin(s: ir.Stmt, origin) -> None:
+    for child in ir.walk_stmts([s]):
+        child.origin = origin

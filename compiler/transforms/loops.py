@@ -1,0 +1,47 @@
+"""Loops over active sequences, rewritten to loops over indices before differentiation.
+
+`for v in xs` (xs active) becomes `for k in range(len(xs)): v = xs[k]`, so the element's
+derivative goes through the getitem rule in both modes, and reverse mode can tape `k`.
+"""
+from __future__ import annotations
+
+import operator
+
+from redraft.compiler.core import ir
+from redraft.compiler.transforms.common import Names, active_names
+
+LEN = ir.Ref(len, "len")
+RANGE = ir.Ref(range, "range")
+GETITEM = ir.Ref(operator.getitem, "[]")
+
+
+def index_active_loops(fn: ir.Function, active_params: set[str]) -> ir.Function:
+    active = active_names(fn, active_params)
+    names = Names(fn)
+    body = _block(fn.body, active, names)
+    return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
+                       fn.doc, dict(fn.meta))
+
+
+def _block(body: list[ir.Stmt], active: set[str], names: Names) -> list[ir.Stmt]:
+    out: list[ir.Stmt] = []
+    for s in body:
+        if isinstance(s, ir.For):
+            inner = _block(s.body, active, names)
+            if isinstance(s.iter, ir.Var) and s.iter.name in active:
+                n, r, k = names.fresh("n"), names.fresh("indices"), names.fresh("k")
+                out.append(ir.Assign((n,), ir.Call(LEN, (s.iter,)), s.origin))
+                out.append(ir.Assign((r,), ir.Call(RANGE, (ir.Var(n),)), s.origin))
+                element = ir.Assign((s.target,), ir.Call(GETITEM, (s.iter, ir.Var(k))), s.origin)
+                out.append(ir.For(k, ir.Var(r), [element] + inner, s.origin))
+            else:
+                out.append(ir.For(s.target, s.iter, inner, s.origin))
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.cond, _block(s.body, active, names),
+                             _block(s.orelse, active, names), s.origin))
+        elif isinstance(s, ir.While):
+            out.append(ir.While(_block(s.cond_body, active, names), s.cond,
+                                _block(s.body, active, names), s.origin))
+        else:
+            out.append(s)
+    return out

@@ -1,0 +1,396 @@
+"""Reverse mode: Core -> Core, one flat function with a forward and a backward section.
+
+Expects Core in SSA form with loop bodies ending in explicit carried copies (to_ssa with
+coalesce=False). Guarantees: the output is Core (transformable again); straight-line code
+gets no tape at all, since SSA keeps every forward value alive under its own name; a loop
+that computes active values pushes only its carried names and its index at the start of
+each iteration, and the backward loop pops them, recomputes that iteration's body, then
+runs its adjoint (so a `while` with a data-dependent trip count reverses too); a branch is
+reversed by the same condition, which is still in scope; cotangents are accumulated into
+one name per variable, `x_bar`; calls to the user's other functions call their own
+backward function, made on demand.
+
+Modes: 'grad' (params) -> bars of a scalar output; 'vjp' (params, out_bar) -> (out, bars);
+'bwd' (params, out_bar) -> bars. With has_aux the function returns (out, aux).
+"""
+from __future__ import annotations
+
+import operator
+
+from redraft.compiler.core import helpers as core_helpers
+from redraft.compiler.core import ir
+from redraft.compiler.transforms import callees
+from redraft.compiler.transforms.common import (ADD, GETITEM, TransformError, Names,
+                                                active_names, bind_call,
+                                                broadcasting_simplifier, helper,
+                                                is_transformable_callable, rule_args,
+                                                unsupported_op, where)
+from redraft.compiler.transforms.inline import inline
+from redraft.compiler.transforms.loops import index_active_loops
+from redraft.compiler.transforms.registry import rules_for
+
+REVERSED = ir.Ref(reversed, "reversed")
+STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict)
+
+
+def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",
+                 has_aux: bool = False, name: str | None = None,
+                 single: bool | None = None) -> ir.Function:
+    """The reverse-mode derivative of `fn` in the parameters flagged in `active`."""
+    if mode not in ("grad", "vjp", "bwd"):
+        raise ValueError(f"unknown reverse mode {mode!r}")
+    fn = index_active_loops(fn, {p for p, a in zip(fn.params, active) if a})
+    if single is None:
+        single = sum(active) == 1
+    return ReverseMode(fn, active, mode, has_aux, single).run(name or f"{fn.name}_{mode}")
+
+
+class ReverseMode:
+    def __init__(self, fn: ir.Function, active: tuple[bool, ...], mode: str, has_aux: bool,
+                 single: bool):
+        self.fn = fn
+        self.single = single
+        self.mode = mode
+        self.has_aux = has_aux
+        self.names = Names(fn)
+        self.active_params = [p for p, a in zip(fn.params, active) if a]
+        self.active = active_names(fn, set(self.active_params))
+        self.defined: set[str] = set()  # bars that hold a value at this point of the code
+        self.bar_of: dict[str, str] = {}  # bar name -> primal name
+        self.tapes: dict[int, str] = {}
+        self.array_vars = _array_operands(fn)
+        self.outside_writes = _writes_outside_loops(fn)
+
+    # ---- names -----------------------------------------------------------------------------
+    def bar(self, var: str) -> str:
+        name = self.names.derived_name(var, "bar")
+        self.bar_of[name] = var
+        return name
+
+    def zeros(self, var: str, origin) -> ir.Assign:
+        b = self.bar(var)
+        return ir.Assign((b,), ir.Call(helper("zeros_like"), (ir.Var(var),)), origin)
+
+    # ---- the function ------------------------------------------------------------------------
+    def run(self, name: str) -> ir.Function:
+        body, ret = self.fn.body[:-1], self.fn.body[-1]
+        if not isinstance(ret, ir.Return):
+            raise TransformError("Core function does not end in a return")
+        out: list[ir.Stmt] = self.forward(body)
+        result, aux = ret.value, None
+        if self.has_aux:
+            main, aux_name = self.names.fresh("out"), self.names.fresh("aux")
+            stmt = ir.Assign((main, aux_name), result, ret.origin)
+            body = body + [stmt]
+            out.append(stmt)
+            if isinstance(result, ir.Var) and result.name in self.active:
+                self.active |= {main, aux_name}
+            result, aux = ir.Var(main), ir.Var(aux_name)
+        params = self.fn.params
+        seed_active = isinstance(result, ir.Var) and result.name in self.active
+        if self.mode == "grad":
+            if seed_active:
+                out.append(ir.Assign((self.bar(result.name),),
+                                     ir.Call(helper("grad_seed"), (result,)), ret.origin))
+            else:
+                out.append(ir.ExprStmt(ir.Call(helper("grad_seed"), (result,)), ret.origin))
+        else:
+            seed = self.names.fresh("out_bar")
+            params = params + (seed,)
+            if seed_active:
+                out.append(ir.Assign((self.bar(result.name),), ir.Var(seed), ret.origin))
+        if seed_active:
+            self.defined.add(self.bar(result.name))
+            out.extend(self.backward(body))
+        bars = []
+        for p in self.active_params:
+            if self.bar(p) not in self.defined:
+                out.append(self.zeros(p, ret.origin))
+            bars.append(ir.Var(self.bar(p)))
+        out.extend(self.returns(result, aux, bars, ret.origin))
+        defaults = self.fn.defaults if self.mode == "grad" else ()
+        return ir.Function(name, params, out, defaults, self.fn.filename, self.fn.firstline,
+                           None, {"transform": self.mode})
+
+    def returns(self, result, aux, bars, origin) -> list[ir.Stmt]:
+        stmts: list[ir.Stmt] = []
+        bars_atom: ir.Atom
+        if self.single and self.mode in ("grad", "bwd"):
+            bars_atom = bars[0]
+        else:
+            bars_atom = ir.Var(self.names.fresh("bars"))
+            stmts.append(ir.Assign((bars_atom.name,), ir.Tuple(tuple(bars)), origin))
+        if self.mode == "bwd":
+            items = (bars_atom,)
+        elif self.mode == "grad":
+            items = (bars_atom, aux) if self.has_aux else (bars_atom,)
+        else:
+            items = (result, aux, bars_atom) if self.has_aux else (result, bars_atom)
+        if len(items) == 1:
+            stmts.append(ir.Return(items[0], origin))
+            return stmts
+        value = self.names.fresh("results")
+        stmts.append(ir.Assign((value,), ir.Tuple(items), origin))
+        stmts.append(ir.Return(ir.Var(value), origin))
+        return stmts
+
+    # ---- forward section: the primal, with tapes in loops that compute active values ----------
+    def forward(self, body: list[ir.Stmt], recompute: bool = False) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for s in body:
+            if isinstance(s, ir.If):
+                out.append(ir.If(s.cond, self.forward(s.body), self.forward(s.orelse), s.origin))
+            elif isinstance(s, (ir.For, ir.While)) and self.loop_is_active(s):
+                out.extend(self.taped_loop(s))
+            else:
+                out.append(s)
+        return out
+
+    def loop_is_active(self, s) -> bool:
+        blocks = [s.body] + ([s.cond_body] if isinstance(s, ir.While) else [])
+        return any(isinstance(x, ir.Assign) and set(x.targets) & self.active
+                   for b in blocks for x in ir.walk_stmts(b))
+
+    def tape(self, s) -> str:
+        if id(s) not in self.tapes:
+            base = s.target if isinstance(s, ir.For) else "while"
+            self.tapes[id(s)] = self.names.fresh(f"{base}_tape")
+        return self.tapes[id(s)]
+
+    def carried(self, s) -> list[str]:
+        written = ir.block_writes(s.body) | (ir.block_writes(s.cond_body)
+                                             if isinstance(s, ir.While) else set())
+        return sorted(n for n in written if n in self.outside_writes.get(id(s), set()))
+
+    def saved_names(self, s) -> list[str]:
+        return self.carried(s) + ([s.target] if isinstance(s, ir.For) else [])
+
+    def taped_loop(self, s) -> list[ir.Stmt]:
+        tape = self.tape(s)
+        record = self.names.fresh("saved")
+        push = [ir.Assign((record,), ir.Tuple(tuple(ir.Var(n) for n in self.saved_names(s))),
+                          s.origin),
+                ir.Assign((tape,), ir.Call(helper("push"), (ir.Var(tape), ir.Var(record))),
+                          s.origin)]
+        init = ir.Assign((tape,), ir.List(()), s.origin)
+        if isinstance(s, ir.For):
+            return [init, ir.For(s.target, s.iter, push + self.forward(s.body), s.origin)]
+        return [init, ir.While(self.forward(s.cond_body), s.cond, push + self.forward(s.body),
+                               s.origin)]
+
+    # ---- backward section ------------------------------------------------------------------------
+    def backward(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for s in reversed(body):
+            if isinstance(s, ir.Assign):
+                self.reverse_assign(s, out)
+            elif isinstance(s, ir.If):
+                self.reverse_if(s, out)
+            elif isinstance(s, (ir.For, ir.While)):
+                if self.loop_is_active(s):
+                    self.reverse_loop(s, out)
+            elif isinstance(s, (ir.ExprStmt, ir.Return)):
+                continue
+            else:
+                raise TypeError(f"not a Core statement: {s!r}")
+        return out
+
+    def reverse_if(self, s: ir.If, out: list) -> None:
+        before = set(self.defined)
+        then = self.backward(s.body)
+        then_defined = self.defined
+        self.defined = set(before)
+        orelse = self.backward(s.orelse)
+        else_defined = self.defined
+        union = then_defined | else_defined
+        for b in sorted(union - then_defined):
+            then.append(self.zeros(self.bar_of[b], s.origin))
+        for b in sorted(union - else_defined):
+            orelse.append(self.zeros(self.bar_of[b], s.origin))
+        self.defined = union
+        if then or orelse:
+            out.append(ir.If(s.cond, then, orelse, s.origin))
+
+    def reverse_loop(self, s, out: list) -> None:
+        """for saved in reversed(tape): restore, recompute the body, run its adjoint."""
+        carried = self.carried(s)
+        body = s.body
+        reads_outside = {n for n in ir.block_reads(body) | (
+            ir.block_reads(s.cond_body) if isinstance(s, ir.While) else set())
+            if n in self.active and n not in ir.block_writes(body)}
+        for var in sorted(reads_outside | {c for c in carried if c in self.active}):
+            if self.bar(var) not in self.defined:
+                out.append(self.zeros(var, s.origin))
+                self.defined.add(self.bar(var))
+        entry = set(self.defined)
+        saved = self.names.fresh("saved")
+        restore = ir.Assign(tuple(self.saved_names(s)), ir.Var(saved), s.origin)
+        copies = {id(x) for x in body if isinstance(x, ir.Assign) and len(x.targets) == 1
+                  and x.targets[0] in carried and isinstance(x.expr, ir.Var)}
+        recompute = [x for x in body if id(x) not in copies]
+        if isinstance(s, ir.While) and ir.block_writes(s.cond_body) & ir.block_reads(body):
+            recompute = list(s.cond_body) + recompute
+        adjoint = self.backward(body)
+        for var in sorted(reads_outside | {c for c in carried if c in self.active}):
+            if self.bar(var) not in self.defined:
+                adjoint.append(self.zeros(var, s.origin))
+        self.defined = entry
+        order = self.names.fresh("reversed_tape")
+        out.append(ir.Assign((order,), ir.Call(REVERSED, (ir.Var(self.tape(s)),)), s.origin))
+        out.append(ir.For(saved, ir.Var(order),
+                          [restore] + self.forward(recompute) + adjoint, s.origin))
+
+    # ---- one assignment ------------------------------------------------------------------------
+    def reverse_assign(self, s: ir.Assign, out: list) -> None:
+        if not set(s.targets) & self.active:
+            return
+        defined = [t for t in s.targets if self.bar(t) in self.defined]
+        if not defined:
+            return
+        g = self.output_cotangent(s, out)
+        for t in s.targets:
+            self.defined.discard(self.bar(t))
+        e = s.expr
+        if isinstance(e, ir.Var):
+            self.accumulate(e, g, out, s.origin)
+        elif isinstance(e, (ir.Tuple, ir.List)):
+            for k, item in enumerate(e.items):
+                if isinstance(item, ir.Var) and item.name in self.active:
+                    part = self.names.fresh("t")
+                    out.append(ir.Assign((part,), ir.Call(GETITEM, (g, ir.Const(k))), s.origin))
+                    self.accumulate(item, ir.Var(part), out, s.origin, structural=True)
+        elif isinstance(e, ir.Attr):
+            part = self.names.fresh("t")
+            out.append(ir.Assign((part,), ir.Call(helper("attr_add"),
+                                                  (e.obj, ir.Const(e.name), g)), s.origin))
+            self.accumulate(e.obj, ir.Var(part), out, s.origin, structural=True)
+        elif isinstance(e, ir.Call):
+            self.reverse_call(s, g, out)
+
+    def output_cotangent(self, s: ir.Assign, out: list) -> ir.Atom:
+        if len(s.targets) == 1:
+            return ir.Var(self.bar(s.targets[0]))
+        items = []
+        for t in s.targets:
+            if self.bar(t) in self.defined:
+                items.append(ir.Var(self.bar(t)))
+            else:
+                z = self.names.fresh("zero")
+                out.append(ir.Assign((z,), ir.Call(helper("zeros_like"), (ir.Var(t),)),
+                                     s.origin))
+                items.append(ir.Var(z))
+        g = self.names.fresh("t_bar")
+        out.append(ir.Assign((g,), ir.Tuple(tuple(items)), s.origin))
+        return ir.Var(g)
+
+    def reverse_call(self, s: ir.Assign, g: ir.Atom, out: list) -> None:
+        call = s.expr
+        if not isinstance(call.fn, ir.Ref):
+            raise unsupported_op(call, s.origin, "reverse-mode")
+        rules = rules_for(call.fn.value)
+        if rules is None:
+            self.reverse_user_call(s, g, out)
+            return
+        if rules.nondiff_reason:
+            return
+        bound = bind_call(rules, call, s.origin)
+        ans = ir.Var(s.targets[0]) if len(s.targets) == 1 else ir.Var(s.targets[0])
+        structural = call.fn.value in STRUCTURAL_OPS
+        for p, a in bound.items():
+            if not (isinstance(a, ir.Var) and a.name in self.active) or p in rules.static:
+                continue
+            rule = rules.vjp.get(p)
+            if rule is None:
+                raise TransformError(f"{where(s.origin)}`{call.fn.path}` has no reverse rule "
+                                     f"for its argument `{p}`")
+            direct = self.bar(a.name) not in self.defined
+            stmts, result = inline(rule, rule_args(rule, bound, [g, ans]),
+                                   self.names.fresh, s.origin, broadcasting_simplifier(bound, p),
+                                   result_name=self.bar(a.name) if direct else None)
+            out.extend(stmts)
+            if direct:
+                self.defined.add(self.bar(a.name))
+            else:
+                self.accumulate(a, result, out, s.origin, structural=structural)
+
+    def reverse_user_call(self, s: ir.Assign, g: ir.Atom, out: list) -> None:
+        """`y = h(a, b)`: `a_c, b_c = h_bwd(a, b, y_bar)`, then accumulate."""
+        call = s.expr
+        if not is_transformable_callable(call.fn.value):
+            raise unsupported_op(call, s.origin, "reverse-mode")
+        if call.kwargs or call.star_args is not None:
+            raise TransformError(f"{where(s.origin)}calls to {call.fn.path} with keyword or "
+                                 "*args arguments cannot be differentiated yet")
+        mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in call.args)
+        if not any(mask):
+            return
+        callee = callees.vjp_of(call.fn.value, mask, "bwd")
+        ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_bwd")
+        active_args = [a for a, m in zip(call.args, mask) if m]
+        parts = tuple(self.names.fresh("t") for _ in active_args)
+        out.append(ir.Assign(parts, ir.Call(ref, call.args + (g,)), s.origin))
+        for a, part in zip(active_args, parts):
+            self.accumulate(a, ir.Var(part), out, s.origin, structural=True)
+
+    def accumulate(self, var: ir.Atom, contribution: ir.Atom, out: list, origin,
+                   structural: bool = False) -> None:
+        """var_bar = contribution, or var_bar = var_bar + contribution if it has one."""
+        if not (isinstance(var, ir.Var) and var.name in self.active):
+            return
+        b = self.bar(var.name)
+        if b not in self.defined:
+            out.append(ir.Assign((b,), contribution, origin))
+            self.defined.add(b)
+            return
+        if structural or var.name not in self.array_vars:
+            expr = ir.Call(helper("add"), (ir.Var(b), contribution))
+        else:
+            expr = ir.Call(ADD, (ir.Var(b), contribution))
+        out.append(ir.Assign((b,), expr, origin))
+
+
+def _array_operands(fn: ir.Function) -> set[str]:
+    """Names used as operands of array operations (their cotangents add with `+`)."""
+    out = set()
+    for s in ir.walk_stmts(fn.body):
+        if isinstance(s, ir.Assign) and isinstance(s.expr, ir.Call) and isinstance(
+                s.expr.fn, ir.Ref):
+            value = s.expr.fn.value
+            if rules_for(value) is not None and value not in STRUCTURAL_OPS:
+                out |= {a.name for a in s.expr.args if isinstance(a, ir.Var)}
+    return out
+
+
+def _writes_outside_loops(fn: ir.Function) -> dict[int, set[str]]:
+    """For each loop statement: the names defined outside its body (params included)."""
+    result: dict[int, set[str]] = {}
+    all_writes = set(fn.params) | ir.block_writes(fn.body)
+
+    def visit(body):
+        for s in body:
+            if isinstance(s, (ir.For, ir.While)):
+                inner = ir.block_writes(s.body) | (ir.block_writes(s.cond_body)
+                                                   if isinstance(s, ir.While) else set())
+                outside = (all_writes - inner) | (set(fn.params) & inner)
+                outside |= _writes_outside_block(fn.body, s)
+                result[id(s)] = outside
+            for block in ir.child_blocks(s):
+                visit(block)
+
+    visit(fn.body)
+    return result
+
+
+def _writes_outside_block(body: list[ir.Stmt], loop) -> set[str]:
+    """Names written anywhere in the function except inside `loop`."""
+    out: set[str] = set()
+    for s in body:
+        if s is loop:
+            continue
+        if isinstance(s, ir.Assign):
+            out |= set(s.targets)
+        elif isinstance(s, ir.For):
+            out.add(s.target)
+        for block in ir.child_blocks(s):
+            out |= _writes_outside_block(block, loop)
+    return out

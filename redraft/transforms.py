@@ -1,0 +1,304 @@
+"""The transforms users call: grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev,
+jacobian, hessian, stop_gradient, custom_jvp, custom_vjp, and emit (the generated source).
+
+Each transform reads the function's source, rewrites it into derivative source (Core, in
+compiler/transforms) and runs that. The result is again a function redraft can read, so
+transforms compose in any order and depth: grad(grad(f)), jacfwd(jacrev(f)), grad(jit(f)).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from redraft.compiler.core.loader import load
+from redraft.compiler.transforms import callees, rules  # noqa: F401  (registers all rules)
+from redraft.compiler.transforms.common import core_of
+from redraft.compiler.transforms.jacobian import jacobian_function
+from redraft.runtime.array import Array
+from redraft.runtime.convert import as_array
+from redraft.runtime.errors import user_frames_note
+from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
+
+
+# ---- arguments ---------------------------------------------------------------------------------
+
+def _positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
+    """`args` and `kwargs` as one positional tuple in `fun`'s parameter order, defaults
+    filled in (generated functions take every argument positionally)."""
+    target = getattr(fun, "__wrapped__", fun)
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return args
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def _leaf_to_array(v):
+    if isinstance(v, (Array, bool, int, float, complex)) or v is None:
+        return as_array(v) if isinstance(v, (int, float, complex)) and not isinstance(
+            v, bool) else v
+    if isinstance(v, (np.ndarray, np.generic)):
+        return as_array(v)
+    return v
+
+
+def _as_arrays(tree):
+    return tree_map(_leaf_to_array, tree)
+
+
+def _argnums_tuple(argnums) -> tuple[int, ...]:
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _mask(n_args: int, argnums: Sequence[int]) -> tuple[bool, ...]:
+    for a in argnums:
+        if not -n_args <= a < n_args:
+            raise ValueError(f"argnums {a} is out of range for a function of {n_args} "
+                             "positional arguments")
+    chosen = {a % n_args for a in argnums}
+    return tuple(i in chosen for i in range(n_args))
+
+
+def _check_inexact(args: tuple, argnums: Sequence[int], allow_int: bool, name: str) -> None:
+    if allow_int:
+        return
+    for i in argnums:
+        for leaf in tree_flatten(args[i])[0]:
+            dtype = np.asarray(leaf).dtype
+            if dtype.kind not in "fc":
+                raise TypeError(
+                    f"{name} requires real- or complex-valued inputs (input dtype that is a "
+                    f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use "
+                    "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def _run(fn: Callable, args: tuple):
+    """Call generated code; an error inside it is annotated with the user's own line."""
+    try:
+        return fn(*args)
+    except Exception as e:
+        note = user_frames_note(e)
+        if note and hasattr(e, "add_note"):
+            e.add_note(note)
+        raise
+
+
+def _n_params(fun) -> int:
+    return len(core_of(fun).params)
+
+
+def _transformable(wrapper: Callable, core: Callable[[], Any]) -> Callable:
+    """Mark `wrapper` so that further transforms read `core()` instead of its source."""
+    wrapper.__redraft_transformable__ = core
+    return wrapper
+
+
+# ---- reverse mode --------------------------------------------------------------------------------
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """The gradient of scalar-valued `fun` with respect to argument(s) `argnums`."""
+    nums = _argnums_tuple(argnums)
+    single = isinstance(argnums, int)
+
+    def callee(n_args: int):
+        return callees.vjp_of(fun, _mask(n_args, nums), "grad", has_aux, single)
+
+    @functools.wraps(fun)
+    def grad_fn(*args, **kwargs):
+        args = _as_arrays(_positional(fun, args, kwargs))
+        _check_inexact(args, nums, allow_int, "grad")
+        return _run(callee(len(args)), args)
+
+    return _transformable(grad_fn, lambda: callee(_n_params(fun)).fn.__redraft_core__)
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """(fun(*args), grad(fun)(*args)) in one pass."""
+    nums = _argnums_tuple(argnums)
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def value_and_grad_fn(*args, **kwargs):
+        args = _as_arrays(_positional(fun, args, kwargs))
+        _check_inexact(args, nums, allow_int, "value_and_grad")
+        mask = _mask(len(args), nums)
+        f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
+        out = _run(fun_primal(fun), args)
+        value = out[0] if has_aux else out
+        ones = _seed(value)
+        result = _run(f_vjp, args + (ones,))
+        bars = result[-1]
+        bars = bars[0] if single else bars
+        if has_aux:
+            return (result[0], result[1]), bars
+        return result[0], bars
+
+    return value_and_grad_fn
+
+
+def fun_primal(fun: Callable) -> Callable:
+    return getattr(fun, "__redraft_primal__", fun)
+
+
+def _seed(value):
+    from redraft.compiler.transforms.ad_helpers import grad_seed
+    return grad_seed(value)
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """(fun(*primals), vjp_fun) where vjp_fun(ct) gives the cotangent of each primal."""
+    args = _as_arrays(tuple(primals))
+    mask = tuple(True for _ in args)
+    f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
+    out = _run(fun_primal(fun), args)
+    value = out[0] if has_aux else out
+
+    def vjp_fun(ct):
+        ct = _as_arrays(ct)
+        _check_cotangent(value, ct)
+        result = _run(f_vjp, args + (ct,))
+        return tuple(result[-1])
+
+    return (value, vjp_fun, out[1]) if has_aux else (value, vjp_fun)
+
+
+def _check_cotangent(value, ct) -> None:
+    v_leaves, v_def = tree_flatten(value)
+    c_leaves, c_def = tree_flatten(ct)
+    if v_def != c_def:
+        raise TypeError(f"the cotangent's structure {c_def} differs from the output's {v_def}")
+    for v, c in zip(v_leaves, c_leaves):
+        if np.shape(v) != np.shape(c):
+            raise ValueError(f"the cotangent's shape {np.shape(c)} differs from the output's "
+                             f"{np.shape(v)}")
+
+
+# ---- forward mode -------------------------------------------------------------------------------
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
+    """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp takes primals and tangents as tuples (or lists) of arguments")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    args, dots = _as_arrays(tuple(primals)), _as_arrays(tuple(tangents))
+    for p, t in zip(tree_flatten(args)[0], tree_flatten(dots)[0]):
+        if np.shape(p) != np.shape(t):
+            raise ValueError(f"primal and tangent arguments to jvp must have equal shapes, "
+                             f"got {np.shape(p)} and {np.shape(t)}")
+    f_jvp = callees.jvp_of(fun, tuple(True for _ in args))
+    out, out_dot = _run(f_jvp, args + dots)
+    if has_aux:
+        return out[0], out_dot[0], out[1]
+    return out, out_dot
+
+
+def linearize(fun: Callable, *primals):
+    """(fun(*primals), f_jvp) with f_jvp(*tangents) the jvp at primals."""
+    out = _run(fun_primal(fun), _as_arrays(primals))
+
+    def f_jvp(*tangents):
+        return jvp(fun, primals, tangents)[1]
+
+    return out, f_jvp
+
+
+# ---- Jacobians ------------------------------------------------------------------------------------
+
+_JACOBIANS: dict = {}
+
+
+def _built_jacobian(fun: Callable, argnum: int, forward: bool) -> Callable:
+    """The loaded Core function computing one Jacobian of `fun` (cached)."""
+    key = (callees._identity_key(fun), argnum, forward)
+    if key not in _JACOBIANS:
+        core = core_of(fun)
+        fn = load(jacobian_function(fun, core, argnum % len(core.params), forward),
+                  header=f"Generated by redraft: {'jacfwd' if forward else 'jacrev'} "
+                         f"of {core.name}.")
+        _JACOBIANS[key] = (fn, fun)
+    return _JACOBIANS[key][0]
+
+
+def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
+    nums = _argnums_tuple(argnums)
+
+    def built(argnum: int):
+        return _built_jacobian(fun, argnum, forward)
+
+    @functools.wraps(fun)
+    def jac_fn(*args, **kwargs):
+        args = _as_arrays(_positional(fun, args, kwargs))
+        _check_inexact(args, nums, False, "jacfwd" if forward else "jacrev")
+        out = tuple(_run(built(a), args) for a in nums)
+        return out[0] if isinstance(argnums, int) else out
+
+    if isinstance(argnums, int):
+        _transformable(jac_fn, lambda: built(argnums).__redraft_core__)
+    return jac_fn
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable:
+    """The Jacobian of `fun` by forward mode: one jvp per input element."""
+    return _jacobian(fun, argnums, forward=True)
+
+
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """The Jacobian of `fun` by reverse mode: one backward pass per output element."""
+    return _jacobian(fun, argnums, forward=False)
+
+
+jacobian = jacrev
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable:
+    """jacfwd(jacrev(fun)): forward over reverse."""
+    return jacfwd(jacrev(fun, argnums), argnums)
+
+
+# ---- no derivative / user rules -----------------------------------------------------------------
+
+def stop_gradient(x):
+    """`x`, through which no derivative flows."""
+    return tree_map(lambda v: v, x)
+
+
+def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0) -> str:
+    """The source redraft generates for `fun`: mode 'core', 'grad', 'vjp', 'jvp',
+    'jacfwd' or 'jacrev'."""
+    from redraft.compiler.core.loader import source_of
+    core = core_of(fun)
+    nums = _argnums_tuple(argnums)
+    mask = _mask(len(core.params), nums)
+    if mode == "core":
+        from redraft.compiler.frontend.normalize import lower_function
+        from redraft.compiler.frontend.ssa import to_ssa
+        target = getattr(fun, "__redraft_core__", None) or to_ssa(lower_function(fun))
+        return source_of(target)[0]
+    if mode in ("grad", "vjp"):
+        made = callees.vjp_of(fun, mask, mode, False, isinstance(argnums, int)).fn
+    elif mode == "jvp":
+        made = callees.jvp_of(fun, mask).fn
+    elif mode in ("jacfwd", "jacrev"):
+        made = _built_jacobian(fun, nums[0], mode == "jacfwd")
+    else:
+        raise ValueError(f"unknown mode {mode!r}: use core, grad, vjp, jvp, jacfwd or jacrev")
+    return made.__redraft_source__
+
+
+def _register_stop_gradient() -> None:
+    from redraft.compiler.transforms.registry import defnondiff
+    defnondiff(stop_gradient, "stop_gradient blocks derivatives by definition")
+
+
+_register_stop_gradient()
