@@ -19,8 +19,14 @@ from redraft.numpy.shapes import *  # noqa: F401,F403
 from redraft.numpy.shapes import shape, ndim, size  # noqa: F401
 from redraft.numpy.products import *  # noqa: F401,F403
 from redraft.numpy.indexing import take, take_along_axis  # noqa: F401
+from redraft.numpy.promotion import astype, promote_types, result_type  # noqa: F401
 from redraft.numpy.scalar_types import *  # noqa: F401,F403
 from redraft.numpy import linalg  # noqa: F401
+from redraft.numpy.arrays import *  # noqa: F401,F403
+from redraft.numpy.searching import *  # noqa: F401,F403
+from redraft.numpy.signal import *  # noqa: F401,F403
+from redraft.numpy.einsum import *  # noqa: F401,F403
+from redraft.numpy.comparison import *  # noqa: F401,F403
 from redraft.numpy.methods import install_methods as _install_methods
 
 import sys as _sys

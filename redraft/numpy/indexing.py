@@ -90,11 +90,12 @@ def _parse_item(item, shape, axis):
 
 def getitem(x: Array, idx) -> Array:
     """x[idx] with NumPy's semantics (dynamic integer indices are clamped, as in JAX)."""
-    if type(idx) is int and x._buf.ndim:  # the hot path: x[3]
-        dim = x._buf.shape[0]
-        if -dim <= idx < dim:
-            row = x._buf[idx]
-            return wrap_host(row if type(row) is np.ndarray else np.asarray(row), x._weak)
+    if type(idx) is int:  # the hot path: x[3]
+        try:
+            # `(idx, ...)` makes NumPy return a (0-d) array, never a NumPy scalar.
+            return wrap_host(x._buf[idx, ...], x._weak)
+        except IndexError:
+            pass  # out of range, or a 0-d array: parse_index raises the error users see
     spec, dynamic = parse_index(x.shape, idx)
     if any(e[0] == "bool" for e in spec):
         return _boolean_getitem(x, spec, dynamic)

@@ -29,8 +29,33 @@ def promote_inexact(*args) -> list[Array]:
 
 def cast(x: Array, dtype) -> Array:
     """`x` as `dtype` (a no-op when it already is); casting drops weak typing."""
+    if x._buf.dtype == dtype:  # NumPy compares a dtype with anything np.dtype() accepts
+        return x
     dtype = np.dtype(dtype)
-    if x.dtype == dtype:
+    if x._buf.dtype == dtype:
         return x
     from redraft.compiler.primitives.elementwise import convert_element_type
     return convert_element_type(x, dtype)
+
+
+def result_type(*args) -> np.dtype:
+    """The dtype JAX's promotion gives for combining `args` (arrays, scalars or dtypes)."""
+    types = []
+    for a in args:
+        if isinstance(a, (np.dtype, type)) or (isinstance(a, str)):
+            types.append((dtypes.check_dtype_arg(a), False))
+        elif hasattr(a, "dtype") and not isinstance(a, (Array, np.ndarray, np.generic)):
+            types.append((np.dtype(a.dtype), False))  # jnp.float32-style scalar types
+        else:
+            x = as_array(a)
+            types.append((x.dtype, x._weak))
+    return dtypes.promote_types(*types)[0]
+
+
+def promote_types(a, b) -> np.dtype:
+    return dtypes.promote_types((dtypes.check_dtype_arg(a), False),
+                                (dtypes.check_dtype_arg(b), False))[0]
+
+
+def astype(x, dtype, copy: bool = False) -> Array:
+    return cast(as_array(x), dtypes.check_dtype_arg(dtype))

@@ -12,7 +12,7 @@ from redraft.compiler.primitives import elementwise as ew
 from redraft.runtime import dtypes
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
-from redraft.runtime.eager import bind
+from redraft.runtime.eager import bind, binary_binder, impl_rules, unary_binder
 
 from redraft.numpy.promotion import cast, promote, promote_inexact
 
@@ -22,23 +22,76 @@ _promote_pair = dtypes.promote_pair
 def _binary(prim, name: str, to_inexact: bool = False):
     """A NumPy binary function over `prim` with JAX's promotion and broadcasting."""
     prep = promote_inexact if to_inexact else promote
+    run_with_scalar = _scalar_binder(prim, to_inexact)
 
-    def fn(x, y, /) -> Array:
-        if type(x) is Array and type(y) is Array and x._buf.dtype == y._buf.dtype:
-            return bind(prim, x, y)
+    def promote_and_bind(x, y) -> Array:
+        if run_with_scalar is not None:
+            out = run_with_scalar(x, y)
+            if out is not None:
+                return out
         return bind(prim, *prep(x, y))
 
+    fn = binary_binder(prim, otherwise=promote_and_bind)  # Arrays of one dtype: no promotion
     fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__  # the compiler names it `jnp.<name>` by its module
     fn.__doc__ = f"jnp.{name}: elementwise, with JAX's type promotion (lax.{prim.name})."
     return fn
 
 
+# Array dtypes that a weakly typed Python scalar of these types leaves unchanged, and for
+# which NumPy converts the scalar exactly as redraft would (one rounding to the dtype).
+_SCALAR_KEEPS = {dtypes.float32: (int, float), dtypes.complex64: (int, float, complex),
+                 dtypes.int32: (int,)}
+_INEXACT_SCALAR_KEEPS = {dtypes.float32: (int, float), dtypes.complex64: (int, float, complex)}
+_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def _keeps_dtype(table: dict, array: Array, scalar) -> bool:
+    """Whether combining `array` with Python `scalar` leaves the array's dtype as it is."""
+    kinds = table.get(array._buf.dtype)
+    if kinds is None or type(scalar) not in kinds:
+        return False
+    return type(scalar) is not int or _INT32_MIN <= scalar <= _INT32_MAX
+
+
+def _scalar_binder(prim, to_inexact: bool):
+    """`(x, y) -> x op y` for an Array and a Python scalar that keeps the Array's dtype; the
+    function returns None for other operands, and is None itself unless the impl is a NumPy
+    ufunc. The scalar goes straight to the ufunc, which (NEP 50) treats it as weak just as
+    JAX does: no promotion, no 0-d array."""
+    impl = impl_rules.get(prim)
+    if type(impl) is not np.ufunc:
+        return None
+    table = _INEXACT_SCALAR_KEEPS if to_inexact else _SCALAR_KEEPS
+    weak_if_weak = prim.result_weak([True, True], {})
+
+    def run(x, y) -> Array | None:
+        if type(x) is Array and _keeps_dtype(table, x, y):
+            array, args = x, (x._buf, y)
+        elif type(y) is Array and _keeps_dtype(table, y, x):
+            array, args = y, (x, y._buf)
+        else:
+            return None
+        try:
+            out = impl(*args)
+        except (ValueError, TypeError, IndexError):
+            return None  # the general path raises the primitive's own, clearer error
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        return wrap_host(out, weak_if_weak and array._weak)
+
+    return run
+
+
 def _unary(prim, name: str, to_inexact: bool = False):
+    run = unary_binder(prim)
+
     def fn(x, /) -> Array:
-        x = x if type(x) is Array else as_array(x)
-        if to_inexact and not dtypes.is_inexact(x.dtype):
+        if type(x) is not Array:
+            x = as_array(x)
+        if to_inexact and x._buf.dtype.kind not in "fc":
             x = wrap_host(x._buf.astype(dtypes.DEFAULT_FLOAT), x._weak)
-        return bind(prim, x)
+        return run(x)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"jnp.{name}: elementwise (lax.{prim.name})."

@@ -1,0 +1,111 @@
+"""Array creation against NumPy: values, 32-bit default dtypes, weak types, errors."""
+import numpy as np
+import pytest
+
+import redraft.numpy as jnp
+from redraft.runtime import dtypes
+
+
+def check(actual, expected, rtol=1e-6, atol=1e-6):
+    """Same shape, same (32-bit canonical) dtype and close values as NumPy's result."""
+    expected = np.asarray(expected)
+    assert isinstance(actual, jnp.ndarray), type(actual)
+    assert actual.shape == expected.shape
+    assert actual.dtype == dtypes.canonicalize(expected.dtype)
+    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol, atol=atol)
+
+
+CASES = [
+    ("array", lambda m: m.array([[1, 2], [3, 4]])),
+    ("array", lambda m: m.array([1.5, 2])),
+    ("array", lambda m: m.array([True, False])),
+    ("array", lambda m: m.array(np.arange(4, dtype=np.int64))),
+    ("array", lambda m: m.array([1, 2], dtype=m.float32)),
+    ("array", lambda m: m.array(3, ndmin=2)),
+    ("asarray", lambda m: m.asarray([[1.0], [2.0]])),
+    ("zeros", lambda m: m.zeros((2, 3))),
+    ("zeros", lambda m: m.zeros(4, dtype=m.int32)),
+    ("ones", lambda m: m.ones((2, 0))),
+    ("ones", lambda m: m.ones(3, dtype=bool)),
+    ("full", lambda m: m.full((2, 2), 7)),
+    ("full", lambda m: m.full((2, 2), 7.5)),
+    ("full", lambda m: m.full((2, 3), [1, 2, 3])),
+    ("zeros_like", lambda m: m.zeros_like(np.ones((2, 3), np.int32))),
+    ("ones_like", lambda m: m.ones_like(np.ones((2, 3), np.float32), dtype=np.int32)),
+    ("full_like", lambda m: m.full_like(np.ones(3, np.float32), 2)),
+    ("arange", lambda m: m.arange(5)),
+    ("arange", lambda m: m.arange(1, 10, 3)),
+    ("arange", lambda m: m.arange(0.5, 3)),
+    ("arange", lambda m: m.arange(5, 0, -1)),
+    ("arange", lambda m: m.arange(4, dtype=m.float32)),
+    ("linspace", lambda m: m.linspace(0, 1, 5)),
+    ("linspace", lambda m: m.linspace(0, 1, 4, endpoint=False)),
+    ("linspace", lambda m: m.linspace([0, 1], [2, 3], 3, axis=1)),
+    ("logspace", lambda m: m.logspace(0, 2, 3)),
+    ("eye", lambda m: m.eye(3)),
+    ("eye", lambda m: m.eye(2, 4, k=1, dtype=m.int32)),
+    ("identity", lambda m: m.identity(3)),
+    ("tri", lambda m: m.tri(3, 4, -1)),
+]
+
+
+@pytest.mark.parametrize("name,fn", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_matches_numpy(name, fn):
+    check(fn(jnp), fn(np))
+
+
+def test_default_dtypes_are_32_bit():
+    assert jnp.zeros(3).dtype == np.float32
+    assert jnp.array([1, 2]).dtype == np.int32
+    assert jnp.array([1.0, 2.0]).dtype == np.float32
+    assert jnp.array(np.float64(1.0)).dtype == np.float32
+    assert jnp.arange(3).dtype == np.int32
+    assert jnp.linspace(0, 1, 3).dtype == np.float32
+
+
+def test_created_arrays_are_not_weak():
+    assert not jnp.array(1.0).weak_type
+    assert not jnp.asarray(2).weak_type
+    assert not jnp.full((), 3.0).weak_type
+
+
+def test_linspace_retstep():
+    values, step = jnp.linspace(0, 1, 5, retstep=True)
+    check(values, np.linspace(0, 1, 5))
+    assert float(step) == 0.25
+
+
+def test_array_does_not_alias_numpy_input():
+    source = np.arange(3, dtype=np.int32)
+    out = jnp.array(source)
+    source[0] = 99
+    assert out.tolist() == [0, 1, 2]
+
+
+def test_scalar_type_constructors():
+    check(jnp.float32(1.5), np.float32(1.5))
+    check(jnp.int32([1, 2]), np.int32([1, 2]))
+    assert jnp.zeros(2, dtype=jnp.float32).dtype == np.float32
+
+
+ERRORS = [
+    (lambda: jnp.zeros((2, -1)), ValueError, "negative dimensions"),
+    (lambda: jnp.zeros(object()), TypeError, "shape must be an int"),
+    (lambda: jnp.zeros(3, dtype="notadtype"), TypeError, "not a valid dtype"),
+    (lambda: jnp.array(["a", "b"]), TypeError, "strings"),
+    (lambda: jnp.array([[1, 2], [3]]), (TypeError, ValueError), "inhomogeneous|ragged"),
+    (lambda: jnp.arange(0, 3, 0), ValueError, "step must not be zero"),
+    (lambda: jnp.arange(jnp.ones(2)), TypeError, "scalars"),
+    (lambda: jnp.linspace(0, 1, -1), ValueError, "non-negative"),
+]
+
+
+@pytest.mark.parametrize("fn,exc,message", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_bad_input_errors(fn, exc, message):
+    with pytest.raises(exc, match=message):
+        fn()
+
+
+def test_string_shape_names_the_problem():
+    with pytest.raises(TypeError, match="shape must be an int"):
+        jnp.zeros("ab")

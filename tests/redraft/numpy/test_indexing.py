@@ -1,0 +1,133 @@
+"""Indexing against NumPy: basic and advanced `x[idx]`, boolean masks, `.at[]` updates,
+take/take_along_axis, JAX's clamping of dynamic indices, immutability and index errors."""
+import numpy as np
+import pytest
+
+import redraft.numpy as jnp
+from redraft.runtime import dtypes
+
+RNG = np.random.RandomState(8)
+X = RNG.randn(3, 4, 5).astype(np.float32)
+M = np.arange(12, dtype=np.int32).reshape(3, 4)
+IDX = np.int32([2, 0, 2])
+
+
+def check(actual, expected):
+    """Same shape, same (32-bit canonical) dtype and equal values as NumPy's result."""
+    expected = np.asarray(expected)
+    assert isinstance(actual, jnp.ndarray), type(actual)
+    assert actual.shape == expected.shape
+    assert actual.dtype == dtypes.canonicalize(expected.dtype), (actual.dtype, expected.dtype)
+    np.testing.assert_array_equal(np.asarray(actual), expected)
+
+
+INDICES = [
+    1, -1, (0, 2), (0, 2, 4), slice(1, None), slice(2, 0, -1), (slice(None), 1),
+    (Ellipsis, 0), (0, Ellipsis, 1), (None, 1), (slice(None), None, slice(1, 3)),
+    (slice(None, None, 2), slice(3, 0, -1)), IDX, (IDX, IDX), (slice(None), IDX),
+    (IDX, slice(None), IDX), ([0, 1], [1, 2]), (1, [0, 3]), np.array([[0, 1], [2, 0]]),
+    (Ellipsis, [4, 0]), X[:, 0, 0] > 0, X > 0, (X[:, :, 0] > 0,), (1, X[1, :, 0] > 0),
+    (),
+]
+
+
+@pytest.mark.parametrize("idx", INDICES, ids=[str(i) for i in range(len(INDICES))])
+def test_getitem_matches_numpy(idx):
+    check(jnp.asarray(X)[idx], X[idx])
+
+
+@pytest.mark.parametrize("idx", [slice(None, None, -1), (slice(None), slice(None, None, -2))])
+def test_reversed_slices(idx):
+    check(jnp.asarray(X)[idx], X[idx])
+
+
+def test_dynamic_indices_wrap_and_clamp_like_jax():
+    x = jnp.asarray(M[0])
+    check(x[jnp.array([-1, 0])], M[0][[-1, 0]])
+    check(x[jnp.array([10, -10])], M[0][[3, 0]])  # out of range: clamped into the array
+
+
+UPDATES = [
+    ("set", 1, 0.0), ("set", (slice(None), 2), np.arange(3, dtype=np.float32)[:, None]),
+    ("set", (IDX, 1), 9.0), ("add", IDX, 1.0), ("multiply", (0, 1), 3.0),
+    ("min", X > 0, 0.5), ("max", (Ellipsis, 0), 0.0), ("divide", 2, 4.0),
+    ("power", (0,), 2),
+]
+
+
+def _numpy_update(x, idx, op, value):
+    out = x.copy()
+    ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum,
+             "divide": np.divide, "power": np.power}
+    if op == "set":
+        out[idx] = value
+    else:
+        ufunc[op].at(out, idx, value)
+    return out
+
+
+@pytest.mark.parametrize("op,idx,value", UPDATES, ids=[f"{o}-{i}" for i, (o, *_) in
+                                                       enumerate(UPDATES)])
+def test_at_updates_match_numpy(op, idx, value):
+    x = jnp.asarray(X)
+    out = getattr(x.at[idx], op)(value)
+    np.testing.assert_allclose(np.asarray(out), _numpy_update(X, idx, op, value), rtol=1e-6)
+    assert out.dtype == np.float32
+    check(x, X)  # the original is unchanged
+
+
+def test_at_add_accumulates_repeated_indices_and_drops_out_of_range():
+    out = jnp.zeros(4).at[jnp.array([1, 1, 3, 7])].add(1.0)
+    assert out.tolist() == [0.0, 2.0, 0.0, 1.0]
+
+
+def test_at_get():
+    check(jnp.asarray(M).at[1, 2].get(), M[1, 2])
+
+
+def test_take_and_take_along_axis():
+    check(jnp.take(X, IDX, axis=1), np.take(X, IDX, axis=1))
+    check(jnp.take(M, [5, 0]), np.take(M, [5, 0]))
+    order = np.argsort(X, axis=2)
+    check(jnp.take_along_axis(X, order, axis=2), np.take_along_axis(X, order, axis=2))
+    first = np.zeros((1, 4, 5), np.int32)
+    check(jnp.take_along_axis(X, first, axis=0), np.take_along_axis(X, first, axis=0))
+
+
+def test_setitem_is_refused_and_names_at():
+    x = jnp.asarray(M)
+    with pytest.raises(TypeError, match=r"immutable.*x\.at\[idx\]\.set\(y\)"):
+        x[0] = 10
+    check(x, M)
+
+
+def test_iteration_and_len():
+    x = jnp.asarray(M)
+    assert len(x) == 3
+    for row, expected in zip(x, M):
+        check(row, expected)
+
+
+def test_update_of_empty_axis_drops_values():
+    out = jnp.zeros(0).at[jnp.array([1])].set(1.0)
+    assert out.shape == (0,)
+
+
+ERRORS = [
+    (lambda: jnp.asarray(M)[3], IndexError, "index 3 is out of bounds for axis 0 with size 3"),
+    (lambda: jnp.asarray(M)[0, -5], IndexError, "index -5 is out of bounds for axis 1"),
+    (lambda: jnp.asarray(M)[0, 0, 0], IndexError, "too many indices"),
+    (lambda: jnp.asarray(M)[..., ...], IndexError, "single ellipsis"),
+    (lambda: jnp.asarray(M)[np.float32([0.0])], IndexError, "integers or bools"),
+    (lambda: jnp.asarray(M)["a"], TypeError, "cannot index"),
+    (lambda: jnp.asarray(M)[np.ones((2, 2), bool)], IndexError, "does not match"),
+    (lambda: jnp.asarray(M).at[0].set(np.ones(5)), ValueError, r"\(5,\).*\(4,\)"),
+    (lambda: jnp.take(M, np.float32([0.0])), TypeError, "must be integers"),
+    (lambda: jnp.take_along_axis(M, IDX, axis=0), ValueError, "rank"),
+]
+
+
+@pytest.mark.parametrize("fn,exc,message", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_bad_input_errors(fn, exc, message):
+    with pytest.raises(exc, match=message):
+        fn()
