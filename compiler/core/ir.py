@@ -285,3 +285,32 @@ def substitute(s: Stmt, mapping: dict[str, str]) -> Stmt:
         return While(block(s.cond_body), substitute_atom(s.cond, mapping), block(s.body),
                      s.origin)
     raise TypeError(f"not a Core statement: {s!r}")
+
+
+def upward_exposed(body: list[Stmt], defined: set[str] | None = None) -> set[str]:
+    """Names `body` may read before writing them (in a loop body: the loop-carried reads).
+    A name written in only one branch of an `if`, or inside a nested loop, counts as not
+    yet written after it."""
+    exposed: set[str] = set()
+
+    def visit(stmts: list[Stmt], known: set[str]) -> set[str]:
+        known = set(known)
+        for s in stmts:
+            if isinstance(s, (Assign, ExprStmt, Return)):
+                exposed.update(stmt_reads(s) - known)
+                if isinstance(s, Assign):
+                    known |= set(s.targets)
+            elif isinstance(s, If):
+                exposed.update(expr_reads(s.cond) - known)
+                known |= visit(s.body, known) & visit(s.orelse, known)
+            elif isinstance(s, For):
+                exposed.update(expr_reads(s.iter) - known)
+                visit(s.body, known | {s.target})
+            elif isinstance(s, While):
+                inner = visit(s.cond_body, known)
+                exposed.update(expr_reads(s.cond) - inner)
+                visit(s.body, inner)
+        return known
+
+    visit(body, set(defined or ()))
+    return exposed

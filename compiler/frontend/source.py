@@ -87,7 +87,8 @@ def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
 def _match_by_position(candidates, code):
     """Lambdas on one line differ in columns: compare with the code object's positions."""
     positions = [p for p in getattr(code, "co_positions", lambda: [])()
-                 if p[2] is not None and p[0] == code.co_firstlineno]
+                 if p[2] is not None and p[3] is not None and p[3] > p[2]
+                 and p[0] == code.co_firstlineno]  # (line, line, 0, 0) marks RESUME
     if not positions:
         return None
     lo = min(p[2] for p in positions)

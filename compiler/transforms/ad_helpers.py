@@ -115,9 +115,26 @@ def stack_jacobian(rows: list, out, x, rows_first: bool = True):
     return jnp.reshape(moved, out_shape + x_shape)
 
 
-def push(tape: list, value) -> list:
-    """Save `value` for the reverse pass of a loop iteration (the list is the tape)."""
-    tape.append(value)
+def push(tape, value) -> tuple:
+    """Save `value` for the reverse pass of a loop iteration. A tape is an immutable cons
+    list (value, rest), so a tape saved by an outer loop keeps exactly its state then."""
+    return (value, tape)
+
+
+def tape_items(tape) -> list:
+    """The values on `tape`, the last pushed first (the order a reverse pass wants)."""
+    items = []
+    while tape is not None:
+        items.append(tape[0])
+        tape = tape[1]
+    return items
+
+
+def tape_from_items(items) -> tuple | None:
+    """The tape whose tape_items are `items` (the inverse of tape_items)."""
+    tape = None
+    for value in reversed(list(items)):
+        tape = (value, tape)
     return tape
 
 

@@ -65,7 +65,11 @@ class ForwardMode:
         elif isinstance(s, ir.If):
             out.append(ir.If(s.cond, self.block(s.body), self.block(s.orelse), s.origin))
         elif isinstance(s, ir.For):
-            out.append(ir.For(s.target, s.iter, self.block(s.body), s.origin))
+            body = self.block(s.body)
+            if s.target in self.active:  # active elsewhere, but a range index here
+                body.insert(0, ir.Assign((self.dot(s.target),), ir.Call(
+                    helper("zeros_like"), (ir.Var(s.target),)), s.origin))
+            out.append(ir.For(s.target, s.iter, body, s.origin))
         elif isinstance(s, ir.While):
             out.append(ir.While(self.block(s.cond_body), s.cond, self.block(s.body), s.origin))
         elif isinstance(s, ir.Return):
@@ -101,6 +105,8 @@ class ForwardMode:
 
     def bind_tangents(self, s: ir.Assign, tangent: ir.Expr, out: list) -> None:
         dots = tuple(self.dot(t) for t in s.targets)
+        if len(dots) == 1 and tangent == ir.Var(dots[0]):
+            return  # the rule already wrote the tangent under its name
         if len(dots) == 1:
             out.append(ir.Assign(dots, tangent, s.origin))
             return
@@ -136,7 +142,7 @@ class ForwardMode:
             order = _joint_order(rules, joint)
             leading = [ir.Var(self.dot(bound[p].name)) for p in order] + [ans]
             stmts, result = inline(joint, rule_args(joint, bound, leading), self.names.fresh,
-                                   s.origin)
+                                   s.origin, result_name=self.single_dot(s))
             out.extend(stmts)
             return result
         contributions = []
@@ -146,16 +152,21 @@ class ForwardMode:
                 raise TransformError(f"{where(s.origin)}`{call.fn.path}` has no forward rule "
                                      f"for its argument `{p}`")
             leading = [ir.Var(self.dot(bound[p].name)), ans]
+            name = self.single_dot(s) if len(active) == 1 else None
             stmts, result = inline(rule, rule_args(rule, bound, leading), self.names.fresh,
-                                   s.origin, broadcasting_simplifier(bound, p))
+                                   s.origin, broadcasting_simplifier(bound, p), result_name=name)
             out.extend(stmts)
             contributions.append(result)
         total = contributions[0]
-        for c in contributions[1:]:
-            tmp = self.names.fresh("t")
+        for k, c in enumerate(contributions[1:]):
+            last = k == len(contributions) - 2 and self.single_dot(s) is not None
+            tmp = self.single_dot(s) if last else self.names.fresh("t")
             out.append(ir.Assign((tmp,), ir.Call(ADD, (total, c)), s.origin))
             total = ir.Var(tmp)
         return total
+
+    def single_dot(self, s: ir.Assign) -> str | None:
+        return self.dot(s.targets[0]) if len(s.targets) == 1 else None
 
     def call_user_function(self, s: ir.Assign, out: list) -> None:
         """`y = g(a, b)` becomes `y, y_dot = g_jvp(a, b, a_dot)`."""

@@ -29,7 +29,6 @@ from redraft.compiler.transforms.inline import inline
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
 
-REVERSED = ir.Ref(reversed, "reversed")
 STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict)
 
 
@@ -59,7 +58,6 @@ class ReverseMode:
         self.bar_of: dict[str, str] = {}  # bar name -> primal name
         self.tapes: dict[int, str] = {}
         self.array_vars = _array_operands(fn)
-        self.outside_writes = _writes_outside_loops(fn)
 
     # ---- names -----------------------------------------------------------------------------
     def bar(self, var: str) -> str:
@@ -158,9 +156,12 @@ class ReverseMode:
         return self.tapes[id(s)]
 
     def carried(self, s) -> list[str]:
-        written = ir.block_writes(s.body) | (ir.block_writes(s.cond_body)
-                                             if isinstance(s, ir.While) else set())
-        return sorted(n for n in written if n in self.outside_writes.get(id(s), set()))
+        """Names an iteration reads before writing them, and writes: its carried state."""
+        blocks = ([s.cond_body] if isinstance(s, ir.While) else []) + [s.body]
+        flat = [x for b in blocks for x in b]
+        start = {s.target} if isinstance(s, ir.For) else set()
+        written = set().union(*(ir.block_writes(b) for b in blocks))
+        return sorted(ir.upward_exposed(flat, start) & written)
 
     def saved_names(self, s) -> list[str]:
         return self.carried(s) + ([s.target] if isinstance(s, ir.For) else [])
@@ -172,7 +173,7 @@ class ReverseMode:
                           s.origin),
                 ir.Assign((tape,), ir.Call(helper("push"), (ir.Var(tape), ir.Var(record))),
                           s.origin)]
-        init = ir.Assign((tape,), ir.List(()), s.origin)
+        init = ir.Assign((tape,), ir.Const(None), s.origin)
         if isinstance(s, ir.For):
             return [init, ir.For(s.target, s.iter, push + self.forward(s.body), s.origin)]
         return [init, ir.While(self.forward(s.cond_body), s.cond, push + self.forward(s.body),
@@ -236,7 +237,8 @@ class ReverseMode:
                 adjoint.append(self.zeros(var, s.origin))
         self.defined = entry
         order = self.names.fresh("reversed_tape")
-        out.append(ir.Assign((order,), ir.Call(REVERSED, (ir.Var(self.tape(s)),)), s.origin))
+        out.append(ir.Assign((order,), ir.Call(helper("tape_items"), (ir.Var(self.tape(s)),)),
+                             s.origin))
         out.append(ir.For(saved, ir.Var(order),
                           [restore] + self.forward(recompute) + adjoint, s.origin))
 
@@ -248,6 +250,10 @@ class ReverseMode:
         if not defined:
             return
         g = self.output_cotangent(s, out)
+        if isinstance(g, ir.Var) and set(s.targets) & ir.expr_reads(s.expr):
+            held = self.names.fresh("g")  # `x = f(x)`: x_bar is about to be reused for old x
+            out.append(ir.Assign((held,), g, s.origin))
+            g = ir.Var(held)
         for t in s.targets:
             self.defined.discard(self.bar(t))
         e = s.expr
@@ -358,39 +364,4 @@ def _array_operands(fn: ir.Function) -> set[str]:
             value = s.expr.fn.value
             if rules_for(value) is not None and value not in STRUCTURAL_OPS:
                 out |= {a.name for a in s.expr.args if isinstance(a, ir.Var)}
-    return out
-
-
-def _writes_outside_loops(fn: ir.Function) -> dict[int, set[str]]:
-    """For each loop statement: the names defined outside its body (params included)."""
-    result: dict[int, set[str]] = {}
-    all_writes = set(fn.params) | ir.block_writes(fn.body)
-
-    def visit(body):
-        for s in body:
-            if isinstance(s, (ir.For, ir.While)):
-                inner = ir.block_writes(s.body) | (ir.block_writes(s.cond_body)
-                                                   if isinstance(s, ir.While) else set())
-                outside = (all_writes - inner) | (set(fn.params) & inner)
-                outside |= _writes_outside_block(fn.body, s)
-                result[id(s)] = outside
-            for block in ir.child_blocks(s):
-                visit(block)
-
-    visit(fn.body)
-    return result
-
-
-def _writes_outside_block(body: list[ir.Stmt], loop) -> set[str]:
-    """Names written anywhere in the function except inside `loop`."""
-    out: set[str] = set()
-    for s in body:
-        if s is loop:
-            continue
-        if isinstance(s, ir.Assign):
-            out |= set(s.targets)
-        elif isinstance(s, ir.For):
-            out.add(s.target)
-        for block in ir.child_blocks(s):
-            out |= _writes_outside_block(block, loop)
     return out

@@ -67,8 +67,16 @@ defjvp(ad.stack_jacobian, lambda rows_dot, ans, rows, out, x, rows_first=True:
        ad.stack_jacobian(rows_dot, out, x, rows_first))
 defvjp(ad.stack_jacobian, lambda ct, ans, rows, out, x, rows_first=True:
        ad.unstack_jacobian(ct, rows, out, x, rows_first))
-defjvp(ad.push, lambda value_dot, ans, tape, value: ad.push(ad.zeros_like(tape), value_dot),
-       argnames=("value",))
+defjvp(ad.push,
+       lambda tape_dot, ans, tape, value: ad.push(tape_dot, ad.zeros_like(value)),
+       lambda value_dot, ans, tape, value: ad.push(ad.zeros_like(tape), value_dot))
+defjvp_joint(ad.push, lambda tape_dot, value_dot, ans, tape, value: ad.push(tape_dot, value_dot),
+             ("tape", "value"))
+defvjp(ad.push, lambda ct, ans, tape, value: ct[1], lambda ct, ans, tape, value: ct[0])
+defjvp(ad.tape_items, lambda tape_dot, ans, tape: ad.tape_items(tape_dot))
+defvjp(ad.tape_items, lambda ct, ans, tape: ad.tape_from_items(ct))
+defjvp(ad.tape_from_items, lambda items_dot, ans, items: ad.tape_from_items(items_dot))
+defvjp(ad.tape_from_items, lambda ct, ans, items: ad.tape_items(ct))
 defjvp(ad.split_like, lambda g_dot, ans, g, arrays, axis=0: ad.split_like(g_dot, arrays, axis))
 defvjp(ad.split_like, lambda ct, ans, g, arrays, axis=0: jnp.concatenate(ct, axis))
 defjvp(ad.unstack, lambda g_dot, ans, g, axis=0: ad.unstack(g_dot, axis))
