@@ -175,7 +175,7 @@ def _rows(buf: np.ndarray):
 
 def wrap_host(buf: np.ndarray, weak: bool = False) -> Array:
     """An Array over host buffer `buf`, which the caller promises never to write again."""
-    out = object.__new__(Array)
+    out = Array()  # Array has no __init__: calling the class is the cheapest allocation
     out._buf = buf
     out._weak = weak
     return out
