@@ -144,8 +144,6 @@ class Array:
                                    max_line_width=line_width)
         last_line = len(body) - body.rfind("\n") + 1
         sep = " " * len(prefix) if last_line + len(dtype_str) + 1 > line_width else " "
-        if "\n" in body and sep != " ":
-            sep = "\n" + sep
         return f"{prefix}{body},{sep}{dtype_str}"
 
     def __str__(self) -> str:
@@ -223,7 +221,10 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, **kwargs) -> Array:
-        return _update(self.array, self.index, 1 / _np_api().asarray(values), "mul")
+        jnp = _np_api()
+        current = self.array[self.index]
+        quotient = jnp.divide(current, values).astype(self.array.dtype)
+        return _update(self.array, self.index, quotient, "set")
 
     def power(self, values, **kwargs) -> Array:
         return _update(self.array, self.index, values, "pow")

@@ -16,7 +16,8 @@ def promote(*args) -> list[Array]:
     dtype, weak = arrays[0].dtype, arrays[0]._weak
     for a in arrays[1:]:
         dtype, weak = _promote_pair(dtype, weak, a.dtype, a._weak)
-    return [a if a.dtype == dtype else wrap_host(a._buf.astype(dtype), a._weak) for a in arrays]
+    # a cast operand takes the promoted weak flag (int32 + 1.5 is a weak float32, as in JAX)
+    return [a if a.dtype == dtype else wrap_host(a._buf.astype(dtype), weak) for a in arrays]
 
 
 def promote_inexact(*args) -> list[Array]:

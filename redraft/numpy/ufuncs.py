@@ -32,9 +32,20 @@ def _binary(prim, name: str, to_inexact: bool = False):
         return bind(prim, *prep(x, y))
 
     fn = binary_binder(prim, otherwise=promote_and_bind)  # Arrays of one dtype: no promotion
+    if to_inexact:
+        fn = _inexact_first(fn, promote_and_bind)
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__  # the compiler names it `jnp.<name>` by its module
     fn.__doc__ = f"jnp.{name}: elementwise, with JAX's type promotion (lax.{prim.name})."
+    return fn
+
+
+def _inexact_first(fast, promote_and_bind):
+    """Division-like functions: integer operands of one dtype must still become floats."""
+    def fn(x, y, /) -> Array:
+        if type(x) is Array and x._buf.dtype.kind not in "fc":
+            return promote_and_bind(x, y)
+        return fast(x, y)
     return fn
 
 

@@ -65,10 +65,6 @@ def test_numpy_api_promotes_like_jax(x, y, dtype, weak):
     _check_promotion(x, y, dtype, weak)
 
 
-@pytest.mark.xfail(reason="BUG numpy/promotion.promote: operands keep their own weak flag "
-                          "after promotion, so a strong operand promoted to a weak lattice "
-                          "result (int32 + 1.5, True + 1) gives a strong result; JAX's is "
-                          "weak", strict=True)
 @pytest.mark.parametrize("x,y,dtype,weak", WEAK_RESULTS,
                          ids=[f"{i}" for i in range(len(WEAK_RESULTS))])
 def test_weak_lattice_results(x, y, dtype, weak):

@@ -246,8 +246,6 @@ def test_at_shape_mismatch_raises():
         jnp.arange(4.0).at[1:3].set(jnp.ones(3))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG indexing/array: .at[].divide on integers "
-                   "multiplies by a reciprocal cast to int (2/2 -> 2 * int(0.5) = 0)")
 def test_at_divide_on_integers():
     assert_array(jnp.arange(6).at[2].divide(2), [0, 1, 1, 3, 4, 5], np.int32)
 
@@ -391,8 +389,6 @@ def test_repr_matches_jax_algorithm(make):
     assert repr(x) == _jax_repr(x)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG array.__repr__: when the last line is full, JAX "
-                   "puts 6 spaces before dtype= on the same line; redraft adds a newline")
 def test_repr_full_last_line_matches_jax():
     x = jnp.linspace(0, 1, 10)
     assert repr(x) == _jax_repr(x)
@@ -482,8 +478,6 @@ def test_integer_arithmetic(op):
     _close(op(i, j), op(I_NP, J_NP), np.int32)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG ufuncs._binary: same-dtype operands skip "
-                   "promote_inexact, so int/int truncates and arctan2(int) is float64")
 @pytest.mark.parametrize("fn", [jnp.divide, jnp.true_divide, jnp.arctan2])
 def test_true_divide_of_integers_is_float(fn):
     out = fn(jnp.asarray(I_NP), jnp.asarray(J_NP))
