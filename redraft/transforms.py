@@ -25,13 +25,23 @@ from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
 
 # ---- arguments ---------------------------------------------------------------------------------
 
-def _positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
-    """`args` and `kwargs` as one positional tuple in `fun`'s parameter order, defaults
-    filled in (generated functions take every argument positionally)."""
+@functools.lru_cache(maxsize=1024)
+def _signature(fun: Callable) -> tuple[inspect.Signature | None, int]:
+    """(signature, number of positional parameters) of `fun`, computed once."""
     target = getattr(fun, "__wrapped__", fun)
     try:
         sig = inspect.signature(target)
     except (TypeError, ValueError):
+        return None, -1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sig, sum(p.kind in kinds for p in sig.parameters.values())
+
+
+def _positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
+    """`args` and `kwargs` as one positional tuple in `fun`'s parameter order, defaults
+    filled in (generated functions take every argument positionally)."""
+    sig, n_positional = _signature(fun)
+    if sig is None or (not kwargs and len(args) == n_positional):
         return args
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
@@ -48,6 +58,8 @@ def _leaf_to_array(v):
 
 
 def _as_arrays(tree):
+    if type(tree) is tuple and all(type(v) is Array for v in tree):
+        return tree  # the common case: arrays already
     return tree_map(_leaf_to_array, tree)
 
 
@@ -68,7 +80,9 @@ def _check_inexact(args: tuple, argnums: Sequence[int], allow_int: bool, name: s
     if allow_int:
         return
     for i in argnums:
-        for leaf in tree_flatten(args[i])[0]:
+        arg = args[i]
+        leaves = (arg,) if type(arg) is Array else tree_flatten(arg)[0]
+        for leaf in leaves:
             dtype = np.asarray(leaf).dtype
             if dtype.kind not in "fc":
                 raise TypeError(
@@ -106,8 +120,12 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     nums = _argnums_tuple(argnums)
     single = isinstance(argnums, int)
 
+    made: dict[int, Callable] = {}
+
     def callee(n_args: int):
-        return callees.vjp_of(fun, _mask(n_args, nums), "grad", has_aux, single)
+        if n_args not in made:
+            made[n_args] = callees.vjp_of(fun, _mask(n_args, nums), "grad", has_aux, single).fn
+        return made[n_args]
 
     @functools.wraps(fun)
     def grad_fn(*args, **kwargs):
@@ -115,7 +133,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         _check_inexact(args, nums, allow_int, "grad")
         return _run(callee(len(args)), args)
 
-    return _transformable(grad_fn, lambda: callee(_n_params(fun)).fn.__redraft_core__)
+    return _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_core__)
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

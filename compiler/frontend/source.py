@@ -2,6 +2,7 @@
 (several on one line, told apart by code positions), and REPL/notebook cells via linecache."""
 from __future__ import annotations
 
+import functools
 import inspect
 import linecache
 import textwrap
@@ -65,10 +66,16 @@ def _parse_lambda(fn, filename: str) -> ParsedFunction:
     return ParsedFunction(candidates[0], filename, 0)
 
 
+@functools.lru_cache(maxsize=64)
+def _parse_text(text: str) -> gast.AST:
+    """A whole file parsed once (rule files hold many lambdas, each looked up in it)."""
+    return gast.parse(text)
+
+
 def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
     """Parse the whole file; fall back to the statement around `line` if the file is partial."""
     try:
-        return gast.parse("".join(lines))
+        return _parse_text("".join(lines))
     except SyntaxError:
         start = line - 1
         for end in range(line, len(lines) + 1):

@@ -65,6 +65,8 @@ def unsum(g, x, axis=None, keepdims=False):
     jnp = _jnp()
     shape = jnp.shape(x)
     g = jnp.asarray(g)
+    if g.ndim == 0:
+        return jnp.broadcast_to(g, shape)
     if not keepdims:
         ndim = len(shape)
         axes = range(ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
@@ -76,13 +78,26 @@ def unsum(g, x, axis=None, keepdims=False):
 def grad_seed(out):
     """1 shaped like the (scalar) output of a function differentiated with grad."""
     jnp = _jnp()
-    a = jnp.asarray(out)
+    a = out if isinstance(out, Array) else jnp.asarray(out)
     if a.shape != ():
         raise TypeError(f"grad requires a scalar output, but the function returned shape "
                         f"{a.shape}: use jacrev/jacobian, or vjp with a cotangent")
     if a.dtype.kind not in "fc":
         raise TypeError(f"grad requires a real or complex output, got {a.dtype.name}")
-    return jnp.ones((), a.dtype)
+    return _ONES.get(a.dtype) or jnp.ones((), a.dtype)
+
+
+_ONES: dict = {}
+
+
+def _init_ones() -> None:
+    """Scalar ones of each inexact dtype, made once (grad's seed; Arrays are immutable)."""
+    from redraft.runtime.array import wrap_host
+    for dt in (np.float32, np.float16, np.complex64):
+        _ONES[np.dtype(dt)] = wrap_host(np.ones((), dt))
+
+
+_init_ones()
 
 
 def ones_like(x):
@@ -176,16 +191,13 @@ def safe_div(g, d):
     """g / d, but exactly 0 where g is 0: a cotangent that a `where` masked to zero stays
     zero even when d is 0 in the branch not taken (JAX's NaN-gradient trap)."""
     jnp = _jnp()
-    g = jnp.asarray(g)
-    return jnp.where(g == 0, 0.0, g / jnp.where(g == 0, 1.0, d)).astype(
-        jnp.result_type(g, d))
+    return jnp.where(g == 0, 0.0, g / d)
 
 
 def safe_mul(g, f):
     """g * f, but exactly 0 where g is 0 (f may be infinite there)."""
     jnp = _jnp()
-    g = jnp.asarray(g)
-    return jnp.where(g == 0, 0.0, g * f).astype(jnp.result_type(g, f))
+    return jnp.where(g == 0, 0.0, g * f)
 
 
 def safe_log(x):

@@ -36,10 +36,11 @@ class Names:
         self.used: set[str] = set(fn.params) | {n for s in ir.walk_stmts(fn.body)
                                                 for n in ir.stmt_writes(s)}
         self.derived: dict[tuple[str, str], str] = {}
+        self.last_temp: int | None = None
 
     def fresh(self, base: str) -> str:
         base = base.rstrip("_") or "t"
-        if _is_temp(base):
+        if base == "t" or _is_temp(base):
             return self.temp()
         name, k = base, 1
         while name in self.used:
@@ -50,8 +51,12 @@ class Names:
 
     def temp(self) -> str:
         """The next numbered temporary, `t7`, after every one the function already has."""
-        k = 1 + max((int(n[1:]) for n in self.used if _is_temp(n)), default=0)
-        name = f"t{k}"
+        if self.last_temp is None:
+            self.last_temp = max((int(n[1:]) for n in self.used if _is_temp(n)), default=0)
+        self.last_temp += 1
+        while f"t{self.last_temp}" in self.used:
+            self.last_temp += 1
+        name = f"t{self.last_temp}"
         self.used.add(name)
         return name
 
@@ -64,7 +69,8 @@ class Names:
 
 
 def _is_temp(name: str) -> bool:
-    return len(name) > 1 and name[0] == "t" and name[1:].isdigit() or name == "t"
+    """`t7`-style generated temporaries."""
+    return len(name) > 1 and name[0] == "t" and name[1:].isdigit()
 
 
 # ---- activity -------------------------------------------------------------------------------------

@@ -43,6 +43,9 @@ def _where_fill(x: Array, where, fill) -> Array:
 def sum(a, axis=None, dtype=None, keepdims: bool = False, initial=None,  # noqa: A001
         where=None) -> Array:
     x = as_array(a)
+    if axis is None and dtype is None and where is None and initial is None and not keepdims:
+        if x._buf.dtype.kind in "fc" or x._buf.dtype == dtypes.int32:  # the hot path
+            return bind(red.reduce_sum_p, x, axes=tuple(range(x._buf.ndim)))
     axes = canonical_axes(axis, x.ndim, "sum")
     x = cast(_where_fill(x, where, 0), _sum_dtype(x, dtype))
     out = bind(red.reduce_sum_p, x, axes=axes)

@@ -10,6 +10,7 @@ from redraft.compiler.primitives.checks import broadcast_shapes as _broadcast_sh
 from redraft.compiler.primitives.checks import canonical_axes, canonical_axis
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
+from redraft.runtime.eager import bind
 
 from redraft.numpy.promotion import promote
 
@@ -128,6 +129,10 @@ def broadcast_to(array, shape) -> Array:
     x = as_array(array)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d)
                                                                             for d in shape)
+    if x.shape == shape:
+        return x
+    if x.ndim == 0:  # a scalar spreads anywhere: skip the shape checks (hot in gradients)
+        return bind(lax_shape.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=())
     if _broadcast_shapes(x.shape, shape, op="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return lax_shape.broadcast_to_rank(x, shape)
