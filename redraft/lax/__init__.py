@@ -24,3 +24,10 @@ bitwise_and, bitwise_or, bitwise_xor = (_ELEMENTWISE[n] for n in ("and", "or", "
 mul = _ELEMENTWISE["mul"]
 
 __all__ = sorted(k for k in globals() if not k.startswith("_"))
+from redraft.compiler.primitives.conv import (ConvDimensionNumbers, conv,  # noqa: E402,F401
+                                              conv_dimension_numbers, conv_general_dilated,
+                                              conv_transpose, conv_with_general_padding)
+from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa: E402,F401
+                                                GatherScatterMode, ScatterDimensionNumbers,
+                                                gather, scatter, scatter_add, scatter_max,
+                                                scatter_min, scatter_mul)

@@ -1,0 +1,651 @@
+"""redraft.random: JAX's counter-based random numbers with explicit keys.
+
+Every function takes a key and returns the same values JAX does for that key (Threefry-2x32
+with `jax_threefry_partitionable=True`, 32-bit types): a sample depends only on the key and
+the sample's position, so results are reproducible on every device and under any transform.
+
+Keys come in JAX's two forms and every function accepts both:
+
+* `key(seed)` makes a typed key, a `PRNGKeyArray` of shape () that hides its two uint32 words
+  (`key_data` shows them, `wrap_key_data` makes keys from them);
+* `PRNGKey(seed)` makes a legacy raw key, a uint32 array of shape (2,).
+
+`split` and `fold_in` return keys of the form they were given.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from redraft.kernels import threefry
+from redraft.runtime.array import wrap_host
+from redraft.runtime.dtypes import canonicalize
+
+__all__ = [
+    "PRNGKey",
+    "PRNGKeyArray",
+    "bernoulli",
+    "bits",
+    "categorical",
+    "choice",
+    "fold_in",
+    "gumbel",
+    "key",
+    "key_data",
+    "normal",
+    "permutation",
+    "randint",
+    "shuffle",
+    "split",
+    "truncated_normal",
+    "uniform",
+    "wrap_key_data",
+]
+
+Shape = Sequence[int]
+KeyLike = Any  # a PRNGKeyArray, or uint32 key data of shape (..., 2)
+
+
+def _wrap(value: np.ndarray) -> Any:
+    """The redraft Array returned for a freshly computed NumPy result (never written again)."""
+    return wrap_host(np.asarray(value))
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys
+
+
+class _KeyDType:
+    """The dtype of typed keys, printed as JAX prints it."""
+
+    name = "key<fry>"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class PRNGKeyArray:
+    """An array of Threefry keys: shape `shape`, each key two hidden uint32 words.
+
+    Indexing and iteration run over the leading key axes, so `k1, k2 = split(key)` works.
+    Keys are not numbers: use `key_data` to see the words.
+    """
+
+    __slots__ = ("_data",)
+    dtype = _KeyDType()
+
+    def __init__(self, data: np.ndarray) -> None:
+        data = _check_key_data("PRNGKeyArray", data)
+        if data.flags.writeable:
+            data = data.copy()
+            data.flags.writeable = False
+        self._data = data
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape[:-1]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim - 1
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a single key)")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[PRNGKeyArray]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (PRNGKeyArray(self._data[i]) for i in range(self.shape[0]))
+
+    def __getitem__(self, index) -> PRNGKeyArray:
+        index = index if isinstance(index, tuple) else (index,)
+        index = tuple(np.asarray(i) if hasattr(i, "__array__") else i for i in index)
+        if not any(i is Ellipsis for i in index):
+            index = index + (Ellipsis,)
+        try:
+            return PRNGKeyArray(self._data[index + (slice(None),)])
+        except IndexError as err:
+            raise IndexError(f"{err} (indexing a key array of shape {self.shape})") from None
+
+    def reshape(self, *shape) -> PRNGKeyArray:
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return PRNGKeyArray(self._data.reshape(tuple(shape) + threefry.KEY_SHAPE))
+
+    def ravel(self) -> PRNGKeyArray:
+        return self.reshape(-1)
+
+    def __eq__(self, other: object) -> Any:
+        if not isinstance(other, PRNGKeyArray):
+            return NotImplemented
+        return _wrap(np.all(self._data == other._data, axis=-1))
+
+    def __ne__(self, other: object) -> Any:
+        if not isinstance(other, PRNGKeyArray):
+            return NotImplemented
+        return _wrap(np.any(self._data != other._data, axis=-1))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __bool__(self) -> bool:
+        raise TypeError("key array cannot be converted to boolean.")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("a key array cannot be converted to a NumPy array; use "
+                        "redraft.random.key_data(keys) for its uint32 words.")
+
+    def __repr__(self) -> str:
+        return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._data}"
+
+
+def _check_key_data(name: str, data: Any) -> np.ndarray:
+    """`data` as a uint32 NumPy array of shape (..., 2), or a TypeError naming the problem."""
+    if isinstance(data, PRNGKeyArray):
+        raise TypeError(f"{name} expects uint32 key data, but was given a typed key array; "
+                        "use redraft.random.key_data(keys) for its data")
+    try:
+        array = np.asarray(data)
+    except TypeError:
+        array = None
+    if array is None or array.dtype == object:
+        raise TypeError(f"{name}: expected a PRNG key (from redraft.random.key or PRNGKey) "
+                        f"or uint32 key data; got {type(data).__name__}")
+    if array.ndim < 1 or array.shape[-1] != 2:
+        raise TypeError(f"{name}: invalid PRNG key data: expected a shape ending in (2,); "
+                        f"got shape {array.shape}")
+    if array.dtype != np.uint32:
+        raise TypeError(f"{name}: invalid PRNG key data: expected dtype uint32; "
+                        f"got {array.dtype}")
+    return array
+
+
+def _key_words(name: str, key: KeyLike, batched: bool = False) -> tuple[np.ndarray, bool]:
+    """(uint32 data of shape (..., 2), whether key was typed); single keys unless batched."""
+    if isinstance(key, PRNGKeyArray):
+        data, typed = key._data, True
+    elif isinstance(key, (bool, int, float, complex)) or np.ndim(key) == 0:
+        raise TypeError(f"{name}: expected a PRNG key (from redraft.random.key(seed) or "
+                        f"PRNGKey(seed)), got {type(key).__name__} {key!r}")
+    else:
+        data, typed = _check_key_data(name, key), False
+    if not batched and data.ndim != 1:
+        raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                         f"{data.shape[:-1]} != (). Use redraft.vmap for batching.")
+    return data, typed
+
+
+def _single_key(name: str, key: KeyLike) -> np.ndarray:
+    return _key_words(name, key)[0]
+
+
+def _return_keys(data: np.ndarray, typed: bool) -> Any:
+    return PRNGKeyArray(data) if typed else _wrap(data)
+
+
+def _seed_words(name: str, seed: Any) -> np.ndarray:
+    if isinstance(seed, PRNGKeyArray):
+        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
+    if np.ndim(seed):
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{np.shape(seed)} != (). Use redraft.vmap for batching.")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        if not -(1 << 63) <= seed < 1 << 63:  # as JAX, which converts the seed to int64
+            raise OverflowError(f"{name}: seed {seed} does not fit in a 64-bit integer")
+        value = seed
+    else:
+        array = np.asarray(seed)
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"{name}: PRNG key seed must be an integer; got {seed!r} "
+                            f"of dtype {array.dtype}")
+        value = int(array)
+    return threefry.seed(value)
+
+
+def key(seed: int | Any) -> PRNGKeyArray:
+    """A typed PRNG key (shape ()) from an integer seed."""
+    return PRNGKeyArray(_seed_words("key", seed))
+
+
+def PRNGKey(seed: int | Any) -> Any:
+    """A legacy raw PRNG key from an integer seed: uint32 data of shape (2,)."""
+    return _wrap(_seed_words("PRNGKey", seed))
+
+
+def key_data(keys: KeyLike) -> Any:
+    """The uint32 words under a key array: shape (*keys.shape, 2)."""
+    data, _ = _key_words("key_data", keys, batched=True)
+    return _wrap(data.copy())
+
+
+def wrap_key_data(key_bits_array: Any) -> PRNGKeyArray:
+    """Typed keys from uint32 key data of shape (..., 2)."""
+    return PRNGKeyArray(_check_key_data("wrap_key_data", key_bits_array))
+
+
+def split(key: KeyLike, num: int | Shape = 2) -> Any:
+    """`num` new keys (a count or a shape), statistically independent of `key` and each other."""
+    data, typed = _key_words("split", key)
+    shape = (num,) if not isinstance(num, Sequence) else tuple(num)
+    shape = _shape("split", shape)
+    return _return_keys(threefry.split(data, shape), typed)
+
+
+def _fold_in_word(data: Any) -> int:
+    if np.ndim(data):
+        raise TypeError("fold_in accepts a scalar, but was given an array of shape "
+                        f"{np.shape(data)} != (). Use redraft.vmap for batching.")
+    if isinstance(data, int) and not isinstance(data, bool):
+        if not 0 <= data <= 0xFFFFFFFF:
+            raise OverflowError(f"fold_in data {data} does not fit in uint32")
+        return data
+    array = np.asarray(data)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"fold_in data must be an integer, got {data!r} of dtype {array.dtype}")
+    return int(array.astype(np.uint32))
+
+
+def fold_in(key: KeyLike, data: int | Any) -> Any:
+    """A new key determined by `key` and the 32-bit integer `data` (e.g. a step number)."""
+    words, typed = _key_words("fold_in", key)
+    return _return_keys(threefry.fold_in(words, _fold_in_word(data)), typed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument checks
+
+
+def _shape(name: str, shape: Any) -> tuple[int, ...]:
+    """A shape as a tuple of nonnegative ints; an int alone is refused, as in JAX."""
+    if isinstance(shape, (int, np.integer)) or not isinstance(shape, (Sequence, np.ndarray)):
+        raise TypeError(f"{name}: shape must be a tuple of nonnegative integers, got {shape!r}"
+                        + (f" (write ({shape},) for a 1-D shape)"
+                           if isinstance(shape, (int, np.integer)) else ""))
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be a tuple of nonnegative integers, "
+                        f"got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{name}: shape must be a tuple of nonnegative integers, got {dims}")
+    return dims
+
+
+def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
+    """Parameters must broadcast to `shape` exactly (JAX's rule for sampler arguments)."""
+    if not param_shapes:
+        return
+    try:
+        result = np.broadcast_shapes(shape, *param_shapes)
+    except ValueError:
+        result = None
+    if result != shape:
+        raise ValueError(
+            f"{name} parameter shapes must be broadcast-compatible with shape argument, and "
+            "the result of broadcasting the shapes must equal the shape argument, but got "
+            f"parameter shapes {list(param_shapes)} for shape argument {shape}.")
+
+
+def _dtype(name: str, dtype: Any, default: np.dtype, kinds: str, what: str) -> np.dtype:
+    """The canonical (32-bit) dtype for a `dtype=` argument of one of the numpy `kinds`."""
+    try:
+        resolved = canonicalize(default if dtype is None else np.dtype(dtype))
+    except TypeError:
+        raise TypeError(f"{name}: {dtype!r} is not a dtype") from None
+    if resolved.kind not in kinds:
+        raise ValueError(f"dtype argument to `{name}` must be {what}, got {resolved}")
+    return resolved
+
+
+def _float_dtype(name: str, dtype: Any, kinds: str = "f") -> np.dtype:
+    what = "a float dtype" if kinds == "f" else "a float or complex dtype"
+    resolved = _dtype(name, dtype, np.dtype(np.float32), kinds, what)
+    if resolved.kind == "f" and resolved.itemsize not in (2, 4):
+        raise ValueError(f"dtype argument to `{name}` must be float16 or float32, got {resolved}")
+    return resolved
+
+
+def _canonical_array(value: Any) -> np.ndarray:
+    """`value` as a NumPy array with redraft's 32-bit dtype (float64 data becomes float32)."""
+    array = np.asarray(value)
+    dtype = canonicalize(array.dtype)
+    return array if array.dtype == dtype else array.astype(dtype)
+
+
+def _axis(name: str, axis: int, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}")
+    return axis % ndim
+
+
+# ---------------------------------------------------------------------------------------------
+# Samplers: private versions take checked single-key data and return NumPy arrays
+
+
+def bits(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
+    """Uniform random bits as unsigned integers (uint32 unless dtype says uint8/uint16)."""
+    words = _single_key("bits", key)
+    dtype = _dtype("bits", dtype, np.dtype(np.uint32), "u", "an unsigned int dtype")
+    shape = _shape("bits", shape)
+    return _wrap(threefry.random_bits(words, dtype.itemsize * 8, shape))
+
+
+def _uniform(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype,
+             minval: Any, maxval: Any) -> np.ndarray:
+    minval, maxval = np.asarray(minval), np.asarray(maxval)
+    _check_shape("uniform", shape, minval.shape, maxval.shape)
+    if dtype == np.float32 and minval.ndim == 0 and maxval.ndim == 0:
+        return threefry.uniform_float32(words, shape, minval, maxval)
+    nbits = dtype.itemsize * 8
+    unit = threefry.unit_floats(threefry.random_bits(words, nbits, shape), dtype)
+    return threefry.scale_to_range(unit, minval.astype(dtype), maxval.astype(dtype))
+
+
+def uniform(key: KeyLike, shape: Shape = (), dtype: Any = None, minval: Any = 0.,
+            maxval: Any = 1.) -> Any:
+    """Uniform floats in [minval, maxval), float32 unless dtype says float16."""
+    words = _single_key("uniform", key)
+    dtype = _float_dtype("uniform", dtype)
+    return _wrap(_uniform(words, _shape("uniform", shape), dtype, minval, maxval))
+
+
+def _normal_real(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if dtype == np.float32:
+        return threefry.normal_float32(words, shape)
+    low = np.nextafter(dtype.type(-1), dtype.type(0))
+    u = _uniform(words, shape, dtype, low, dtype.type(1))
+    return dtype.type(np.sqrt(2)) * threefry.erfinv_float32(u).astype(dtype)
+
+
+def _normal(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if dtype.kind != "c":
+        return _normal_real(words, shape, dtype)
+    real = np.dtype(f"float{dtype.itemsize * 4}")
+    key_re, key_im = threefry.split(words, (2,))
+    re = _normal_real(key_re, shape, real).astype(dtype)
+    im = _normal_real(key_im, shape, real).astype(dtype)
+    return (re + dtype.type(1j) * im) / dtype.type(np.sqrt(2))
+
+
+def normal(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
+    """Standard normal samples: sqrt(2) * erfinv(u) for u uniform in (-1, 1)."""
+    words = _single_key("normal", key)
+    dtype = _float_dtype("normal", dtype, kinds="fc")
+    return _wrap(_normal(words, _shape("normal", shape), dtype))
+
+
+def _int_bounds(name: str, value: Any) -> np.ndarray:
+    """randint bounds as int64 (floats truncate toward zero, as JAX's astype(int) does)."""
+    array = np.asarray(value)
+    if array.dtype.kind in "iub":
+        return array.astype(np.int64)
+    if array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name}: minval and maxval must be finite, got {value!r}")
+        return np.trunc(array).astype(np.int64)
+    raise TypeError(f"{name}: minval and maxval must be integers, got dtype {array.dtype}")
+
+
+def _urem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a % b for unsigned arrays with XLA's rule a % 0 = a."""
+    zero = b == 0
+    return np.where(zero, a, a % np.where(zero, b.dtype.type(1), b))
+
+
+def _randint(words: np.ndarray, shape: tuple[int, ...], minval: Any, maxval: Any,
+             dtype: np.dtype) -> np.ndarray:
+    """JAX's randint: 2 * nbits random bits per value folded into [minval, maxval)."""
+    minval, maxval = _int_bounds("randint", minval), _int_bounds("randint", maxval)
+    _check_shape("randint", shape, minval.shape, maxval.shape)
+    info = np.iinfo(dtype)
+    if info.bits < 32:  # sample in 32 bits to keep the modulus bias small
+        low = np.clip(minval, info.min, info.max)
+        high = np.clip(maxval, info.min, info.max + 1)
+        return _randint(words, shape, low, high, np.dtype(np.int32)).astype(dtype)
+    out_of_range = maxval > info.max
+    minval = np.clip(minval, info.min, info.max)
+    maxval = np.clip(maxval, info.min, info.max)
+    nbits = info.bits
+    unsigned = np.dtype(f"uint{nbits}")
+    key_high, key_low = threefry.split(words, (2,))
+    higher_bits = threefry.random_bits(key_high, nbits, shape)
+    lower_bits = threefry.random_bits(key_low, nbits, shape)
+    span = ((maxval - minval) % (1 << nbits)).astype(unsigned)
+    span = np.where(maxval <= minval, unsigned.type(1), span)  # empty range: always minval
+    span = np.where(out_of_range & (maxval > minval), span + unsigned.type(1), span)
+    multiplier = _urem(np.asarray(unsigned.type(1 << (nbits // 2))), span)
+    multiplier = _urem(multiplier * multiplier, span)  # 2**nbits % span, without overflow
+    offset = _urem(higher_bits, span) * multiplier + _urem(lower_bits, span)
+    offset = _urem(offset, span)
+    low = (minval % (1 << nbits)).astype(unsigned)
+    return (low + offset).view(dtype)
+
+
+def randint(key: KeyLike, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
+    """Integers in [minval, maxval) (minval when maxval <= minval), int32 by default."""
+    words = _single_key("randint", key)
+    dtype = _dtype("randint", dtype, np.dtype(np.int32), "iu", "an integer dtype")
+    return _wrap(_randint(words, _shape("randint", shape), minval, maxval, dtype))
+
+
+def bernoulli(key: KeyLike, p: Any = 0.5, shape: Shape | None = None,
+              mode: str = "low") -> Any:
+    """Booleans that are True with probability p (shape defaults to p's shape)."""
+    words = _single_key("bernoulli", key)
+    if mode not in ("low", "high"):
+        raise ValueError(f"bernoulli: got mode={mode!r}, expected 'high' or 'low'")
+    p = np.asarray(p)
+    if p.dtype.kind != "f":
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
+    p = _canonical_array(p)
+    shape = p.shape if shape is None else _shape("bernoulli", shape)
+    _check_shape("bernoulli", shape, p.shape)
+    if mode == "high":
+        u1, u2 = _uniform(words, (2, *shape), p.dtype, 0., 1.)
+        u2 = u2 * p.dtype.type(2.0 ** -np.finfo(p.dtype).nmant)
+        return _wrap(u2 < p - u1)
+    return _wrap(_uniform(words, shape, p.dtype, 0., 1.) < p)
+
+
+def _shuffle(words: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
+    """JAX's shuffle: stable sorts of x along axis by fresh 32-bit keys, enough rounds that
+    collisions of sort keys are unlikely (3 * log(size) / log(2**32 - 1) rounds)."""
+    rounds = math.ceil(3 * math.log(max(1, x.size)) / math.log(0xFFFFFFFF))
+    for _ in range(rounds):
+        words, subkey = threefry.split(words, (2,))
+        sort_keys = threefry.random_bits(subkey, 32, x.shape)
+        order = np.argsort(sort_keys, axis=axis, kind="stable")
+        x = np.take_along_axis(x, order, axis=axis)
+    return x
+
+
+def _permutation(words: np.ndarray, x: Any, axis: int, independent: bool) -> np.ndarray:
+    if np.ndim(x) == 0:
+        x = np.asarray(x)
+        if x.dtype.kind not in "iu":
+            raise TypeError("permutation: x must be an integer or at least 1-dimensional, "
+                            f"got {x.dtype} scalar")
+        _axis("permutation", axis, 1)
+        return _shuffle(words, np.arange(int(x), dtype=np.int32), 0)
+    x = _canonical_array(x)
+    axis = _axis("permutation", axis, x.ndim)
+    if independent or x.ndim == 1:
+        return _shuffle(words, x, axis)
+    order = _shuffle(words, np.arange(x.shape[axis], dtype=np.int32), 0)
+    return np.take(x, order, axis=axis)
+
+
+def permutation(key: KeyLike, x: int | Any, axis: int = 0, independent: bool = False) -> Any:
+    """A random permutation of arange(x) (x an int) or of x's slices along `axis`."""
+    words = _single_key("permutation", key)
+    return _wrap(_permutation(words, x, axis, independent))
+
+
+def shuffle(key: KeyLike, x: Any, axis: int = 0) -> Any:
+    """Deprecated (as in JAX): permutation(key, x, axis, independent=True)."""
+    warnings.warn("redraft.random.shuffle is deprecated and will be removed in a future "
+                  "release. Use redraft.random.permutation with independent=True.",
+                  DeprecationWarning, stacklevel=2)
+    words = _single_key("shuffle", key)
+    x = _canonical_array(x)
+    if x.ndim == 0:
+        raise TypeError("shuffle: x must be at least 1-dimensional")
+    return _wrap(_shuffle(words, x, _axis("shuffle", axis, x.ndim)))
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    """log as XLA computes it (float16 through float32), for bit-exact samples."""
+    return threefry.log_float32(x).astype(x.dtype)
+
+
+def _log1p(x: np.ndarray) -> np.ndarray:
+    return threefry.log1p_float32(x).astype(x.dtype)
+
+
+def _gumbel(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype, mode: str
+            ) -> np.ndarray:
+    if mode not in ("low", "high"):
+        raise ValueError(f"gumbel: mode must be 'low' or 'high', got {mode!r}")
+    info = np.finfo(dtype)
+    if mode == "high":  # a second uniform fills in the bits below the first one's last
+        high, low = _uniform(words, (2, *shape), dtype, 0., 1.)
+        step = dtype.type(2.0 ** -info.nmant)
+        floor = dtype.type(max(2.0 ** -(2 * info.nmant + 1), float(info.tiny)))
+        if dtype == np.float32:
+            finer = threefry.fma_float32(step, low, high) + floor
+        else:
+            finer = high + step * low + floor
+        x = np.where(high >= dtype.type(0.5), high, finer)
+        return -_log(-_log1p(-x))
+    u = _uniform(words, shape, dtype, info.tiny, 1.)
+    return -_log(-_log(u))
+
+
+def gumbel(key: KeyLike, shape: Shape = (), dtype: Any = None, mode: str = "low") -> Any:
+    """Standard Gumbel samples, -log(-log(u))."""
+    words = _single_key("gumbel", key)
+    dtype = _float_dtype("gumbel", dtype)
+    return _wrap(_gumbel(words, _shape("gumbel", shape), dtype, mode))
+
+
+def _top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest values along the last axis, largest first, ties by index."""
+    return np.argsort(-values, axis=-1, kind="stable")[..., :k].astype(np.int32)
+
+
+def _inexact_probabilities(p: Any) -> np.ndarray:
+    p = _canonical_array(p)
+    return p if p.dtype.kind in "fc" else p.astype(np.float32)
+
+
+def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
+           p: Any = None, axis: int = 0, mode: str = "low") -> Any:
+    """Samples from a (or from arange(a) for an int), with or without replacement."""
+    words = _single_key("choice", key)
+    if not isinstance(shape, (Sequence, np.ndarray)):
+        raise TypeError(f"shape argument of choice must be a sequence, got {shape!r}")
+    shape = _shape("choice", shape)
+    arr = _canonical_array(a)
+    if arr.ndim == 0:
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"choice: a must be an integer or an array, got {arr.dtype} scalar")
+        n_inputs = int(arr)
+    else:
+        axis = _axis("choice", axis, arr.ndim)
+        n_inputs = arr.shape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return _wrap(np.zeros(shape, dtype=arr.dtype))
+    if n_inputs <= 0:
+        raise ValueError("choice: a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
+                         f"(size {n_inputs}) when 'replace=False'")
+    if p is None:
+        if replace:
+            index = _randint(words, shape, 0, n_inputs, np.dtype(np.int32))
+            result = index if arr.ndim == 0 else np.take(arr, index, axis=axis)
+        else:
+            population = n_inputs if arr.ndim == 0 else arr
+            permuted = _permutation(words, population, axis if arr.ndim else 0, False)
+            result = permuted[(slice(None),) * (axis if arr.ndim else 0) + (slice(n_draws),)]
+    else:
+        p_arr = _inexact_probabilities(p)
+        if p_arr.shape != (n_inputs,):
+            raise ValueError(
+                "p must be None or a 1D vector with the same size as a.shape[axis]. "
+                f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
+        if replace:
+            p_cuml = np.cumsum(p_arr)
+            r = p_cuml[-1] * (p_arr.dtype.type(1) - _uniform(words, shape, p_arr.dtype, 0., 1.))
+            index = np.searchsorted(p_cuml, r).astype(np.int32)
+        else:
+            g = _gumbel(words, (n_inputs,), p_arr.dtype, mode) + _log(p_arr)
+            index = _top_k_indices(g, n_draws)
+        result = index if arr.ndim == 0 else np.take(arr, index, axis=axis)
+    out_shape = shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:]
+    return _wrap(np.reshape(result, out_shape))
+
+
+def truncated_normal(key: KeyLike, lower: Any, upper: Any, shape: Shape | None = None,
+                     dtype: Any = None) -> Any:
+    """Standard normal samples conditioned on lower < x < upper (inverse-CDF method)."""
+    words = _single_key("truncated_normal", key)
+    dtype = _float_dtype("truncated_normal", dtype)
+    lower, upper = np.asarray(lower).astype(dtype), np.asarray(upper).astype(dtype)
+    if shape is None:
+        shape = np.broadcast_shapes(lower.shape, upper.shape)
+    else:
+        shape = _shape("truncated_normal", shape)
+        _check_shape("truncated_normal", shape, lower.shape, upper.shape)
+    sqrt2 = dtype.type(np.sqrt(2))
+    a = threefry.erf_float32(lower / sqrt2).astype(dtype)
+    b = threefry.erf_float32(upper / sqrt2).astype(dtype)
+    u = _uniform(words, shape, dtype, a, b)
+    out = sqrt2 * threefry.erfinv_float32(u).astype(dtype)
+    low = np.nextafter(lower, dtype.type(np.inf))
+    high = np.nextafter(upper, dtype.type(-np.inf))
+    return _wrap(np.minimum(np.maximum(out, low), high).astype(dtype))
+
+
+def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None = None,
+                replace: bool = True, mode: str = "low") -> Any:
+    """Category indices drawn with probabilities softmax(logits, axis) (Gumbel-max trick)."""
+    words = _single_key("categorical", key)
+    logits = _canonical_array(logits)
+    if logits.dtype.kind != "f":
+        raise TypeError(f"categorical: logits must be floating point, got {logits.dtype}")
+    if logits.ndim == 0:
+        raise ValueError("categorical: logits must have at least one dimension")
+    axis = _axis("categorical", axis, logits.ndim)
+    batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = _shape("categorical", shape)
+        _check_shape("categorical", shape, batch_shape)
+    prefix = shape[:len(shape) - len(batch_shape)]
+    if replace:
+        axis_from_end = axis - logits.ndim
+        sample_shape = list(shape[len(prefix):])
+        sample_shape.insert(axis, logits.shape[axis])
+        noise = _gumbel(words, (*prefix, *sample_shape), logits.dtype, mode)
+        scores = noise + logits.reshape((1,) * len(prefix) + logits.shape)
+        return _wrap(np.argmax(scores, axis=axis_from_end).astype(np.int32))
+    k = math.prod(prefix)
+    if k > logits.shape[axis]:
+        raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
+                         f"of categories ({logits.shape[axis]}).")
+    scores = logits + _gumbel(words, logits.shape, logits.dtype, mode)
+    indices = _top_k_indices(np.moveaxis(scores, axis, -1), k)
+    return _wrap(np.moveaxis(indices, -1, 0).reshape(shape))
