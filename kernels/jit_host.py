@@ -1,0 +1,114 @@
+"""Compile an llvmlite `ir.Module` for the host CPU and hand back callable functions.
+
+One responsibility: LLVM IR text in, machine code for this machine out. The target machine
+uses the host CPU's name and feature string (so AVX-512 is used where present), the new pass
+manager's O3 pipeline, and MCJIT. Functions come back as ctypes function pointers; ctypes
+releases the GIL while they run, so threads can call them in parallel.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from typing import Sequence
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=None)
+def _initialise() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+def new_host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
+    """A fresh target machine for this CPU: host triple, CPU name and features.
+
+    An MCJIT engine takes ownership of the target machine it is given, so each engine
+    gets a new one; `host_target_machine` is the shared one for passes and printing.
+    """
+    _initialise()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=opt_level,
+        codemodel="jitdefault",
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
+    """The shared host target machine (never handed to an engine)."""
+    return new_host_target_machine(opt_level)
+
+
+def host_vector_bits() -> int:
+    """Widest useful SIMD register on this CPU in bits (512 with AVX-512F, else 256 or 128)."""
+    features = llvm.get_host_cpu_features()
+    if features.get("avx512f"):
+        return 512
+    if features.get("avx2") or features.get("avx"):
+        return 256
+    return 128
+
+
+def prepare_module(module: ir.Module | str) -> ir.Module:
+    """Give an `ir.Module` the host triple and data layout (so LLVM costs vectors right)."""
+    if isinstance(module, ir.Module):
+        machine = host_target_machine()
+        module.triple = machine.triple
+        module.data_layout = str(machine.target_data)
+    return module
+
+
+def optimise(llmod: llvm.ModuleRef, opt_level: int = 3) -> None:
+    """Run LLVM's default per-module pipeline at `opt_level` on a parsed module, in place."""
+    machine = host_target_machine()
+    tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    tuning.loop_vectorization = opt_level >= 2
+    tuning.slp_vectorization = opt_level >= 2
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(llmod, builder)
+
+
+class CompiledModule:
+    """Machine code for one module, kept alive as long as this object lives."""
+
+    def __init__(self, module: ir.Module | str, opt_level: int = 3) -> None:
+        _initialise()
+        text = str(prepare_module(module))
+        with _LOCK:
+            llmod = llvm.parse_assembly(text)
+            llmod.verify()
+            optimise(llmod, opt_level)
+            self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
+            self.engine.finalize_object()
+        self.llvm_module = llmod
+
+    def address(self, name: str) -> int:
+        """Address of the compiled function `name` (raises KeyError when absent)."""
+        addr = self.engine.get_function_address(name)
+        if not addr:
+            raise KeyError(f"no function {name!r} in compiled module")
+        return addr
+
+    def function(self, name: str, restype: type | None,
+                 argtypes: Sequence[type]) -> ctypes._CFuncPtr:
+        """The compiled function `name` as a ctypes callable (GIL released during the call)."""
+        prototype = ctypes.CFUNCTYPE(restype, *argtypes)
+        fn = prototype(self.address(name))
+        fn._owner = self  # keep the machine code alive while the callable is
+        return fn
+
+    def assembly(self) -> str:
+        """Host assembly of the optimised module (for inspection and tests)."""
+        return host_target_machine().emit_assembly(self.llvm_module)
+
+
+def compile_module(module: ir.Module | str, opt_level: int = 3) -> CompiledModule:
+    """Compile `module` for the host CPU; see `CompiledModule`."""
+    return CompiledModule(module, opt_level)
