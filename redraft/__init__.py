@@ -11,7 +11,8 @@ from redraft.runtime.devices import Device, default_backend, devices  # noqa: F4
 from redraft.runtime.transfer import device_get, device_put  # noqa: F401
 from redraft import numpy, lax, random, tree_util  # noqa: F401
 from redraft.jit import compile, jit  # noqa: F401,A004
-from redraft.transforms import (emit, grad, hessian, jacfwd, jacobian, jacrev,  # noqa: F401
-                                jvp, linearize, stop_gradient, value_and_grad, vjp)
+from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # noqa: F401
+                                jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
+                                value_and_grad, vjp)
 
 __version__ = "0.1.0"

@@ -16,6 +16,7 @@ import numpy as np
 from redraft.compiler.core.loader import load
 from redraft.compiler.transforms import callees, rules  # noqa: F401  (registers all rules)
 from redraft.compiler.transforms.common import core_of
+from redraft.compiler.transforms.custom import custom_jvp, custom_vjp  # noqa: F401
 from redraft.compiler.transforms.jacobian import jacobian_function
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array

@@ -30,6 +30,7 @@ def namespace_for(fn: ir.Function) -> tuple[ir.Function, dict]:
     """The globals the printed function needs; Refs whose names clash get fresh aliases."""
     bindings: dict[str, object] = {}
     renames: dict[tuple[str, int], str] = {}
+    reserved = {fn.name} | set(fn.params)  # a global must not be shadowed by these
 
     def bind(ref: ir.Ref) -> ir.Ref:
         binding = ref.root_binding()
@@ -39,11 +40,12 @@ def namespace_for(fn: ir.Function) -> tuple[ir.Function, dict]:
         key = (name, id(value))
         if key in renames:
             alias = renames[key]
-        elif name not in bindings or bindings[name] is value:
+        elif name not in reserved and (name not in bindings or bindings[name] is value):
             alias = name
         else:
             k = 1
-            while f"{name}_{k}" in bindings and bindings[f"{name}_{k}"] is not value:
+            while f"{name}_{k}" in reserved or (f"{name}_{k}" in bindings
+                                               and bindings[f"{name}_{k}"] is not value):
                 k += 1
             alias = f"{name}_{k}"
         renames[key] = alias

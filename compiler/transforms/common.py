@@ -198,6 +198,26 @@ def broadcasting_simplifier(bound: dict[str, ir.Atom], param: str):
     return simplify
 
 
+def bind_defaults(fn: ir.Function, n_args: int) -> ir.Function:
+    """`fn` for a call that passes only its first `n_args` arguments: the parameters left
+    out are bound to their default values at the top of the body."""
+    if n_args >= len(fn.params):
+        return fn
+    first_default = len(fn.params) - len(fn.defaults)
+    if n_args < first_default:
+        missing = ", ".join(fn.params[n_args:first_default])
+        raise TransformError(f"{where((fn.filename, fn.firstline))}{fn.name}() is called "
+                             f"without its argument(s) {missing}, which have no default")
+    origin = (fn.filename, fn.firstline)
+    binds: list[ir.Stmt] = []
+    for p, value in zip(fn.params[n_args:], fn.defaults[n_args - first_default:]):
+        atom = ir.Const(value) if _is_literal(value) else ir.Ref(value, f"{p}_default")
+        binds.append(ir.Assign((p,), atom, origin))
+    return ir.Function(fn.name, fn.params[:n_args], binds + list(fn.body),
+                       fn.defaults[:n_args - first_default], fn.filename, fn.firstline,
+                       fn.doc, dict(fn.meta))
+
+
 # ---- the Core of a callable -------------------------------------------------------------------------
 
 def core_of(fn) -> ir.Function:
@@ -212,7 +232,21 @@ def core_of(fn) -> ir.Function:
         return core
     if rules_for(fn) is not None:
         return _op_wrapper(fn)
+    from redraft.compiler.transforms.custom import is_custom
+    if is_custom(fn):
+        return _call_wrapper(fn)
     return to_ssa(lower_function(fn), coalesce=False)
+
+
+def _call_wrapper(fn) -> ir.Function:
+    """`def f(x): out = f_custom(x); return out`: a custom-rule function, transformed
+    directly, is a call the transforms then see (and answer with its rules)."""
+    params = tuple(inspect.signature(fn.fun).parameters)
+    code = fn.fun.__code__
+    body = [ir.Assign(("out",), ir.Call(ir.Ref(fn, fn.__name__), tuple(ir.Var(p)
+                                                                      for p in params))),
+            ir.Return(ir.Var("out"))]
+    return ir.Function(fn.__name__, params, body, (), code.co_filename, code.co_firstlineno)
 
 
 def _op_wrapper(op) -> ir.Function:
@@ -239,8 +273,9 @@ def _module_root(op):
 
 def is_transformable_callable(value) -> bool:
     import types
+    from redraft.compiler.transforms.custom import is_custom
     return (isinstance(value, types.FunctionType) or hasattr(value, "__redraft_core__")
-            or hasattr(value, "__redraft_transformable__"))
+            or hasattr(value, "__redraft_transformable__") or is_custom(value))
 
 
 def unsupported_op(call: ir.Call, origin, mode: str) -> TransformError:

@@ -1,0 +1,175 @@
+"""User-defined derivative rules: custom_jvp and custom_vjp, as Core.
+
+A call to a custom_jvp function in forward mode calls the user's jvp rule; in reverse
+mode it transposes that rule (which is linear in the tangents) by differentiating it in
+reverse with respect to the tangents. A custom_vjp function's backward pass is the user's
+fwd then bwd. Each is a small Core function, so derivatives of derivatives still work:
+
+    def f_jvp(x, y, x_dot):                 def f_bwd(x, y, ct):
+        primals = (x, y)                        pair = f_fwd(x, y)
+        zero = ad.zeros_like(y)                 res = pair[1]
+        tangents = (x_dot, zero)                bars = f_bwd_rule(res, ct)
+        pair = f_jvp_rule(primals, tangents)    return bars[0]
+        return pair
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Callable
+
+from redraft.compiler.core import ir
+from redraft.compiler.transforms.common import TransformError, helper
+
+GETITEM = ir.Ref(operator.getitem, "[]")
+
+
+class custom_jvp:  # noqa: N801 - JAX's name
+    """A function with a user-supplied forward-mode rule (`@f.defjvp`)."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: tuple[int, ...] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp_rule: Callable | None = None
+
+    def defjvp(self, jvp: Callable) -> Callable:
+        """jvp(primals, tangents) -> (primal_out, tangent_out)."""
+        self.jvp_rule = jvp
+        return jvp
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+
+class custom_vjp:  # noqa: N801 - JAX's name
+    """A function with a user-supplied reverse-mode rule (`f.defvjp(fwd, bwd)`)."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: tuple[int, ...] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        """fwd(*args) -> (out, residuals); bwd(residuals, g) -> a cotangent per argument."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+
+def is_custom(fn) -> bool:
+    return isinstance(fn, (custom_jvp, custom_vjp))
+
+
+def _params(fn) -> tuple[str, ...]:
+    import inspect
+    return tuple(inspect.signature(fn.fun).parameters)
+
+
+def _fresh(params: tuple[str, ...]):
+    taken = set(params)
+
+    def nm(base: str) -> str:
+        while base in taken:
+            base += "_"
+        taken.add(base)
+        return base
+    return nm
+
+
+def _function(name: str, params, body, fn) -> ir.Function:
+    code = fn.fun.__code__
+    return ir.Function(name, tuple(params), body, (), code.co_filename, code.co_firstlineno)
+
+
+def custom_jvp_core(fn: custom_jvp, mask: tuple[bool, ...]) -> ir.Function:
+    """(params..., tangents of active params) -> (out, out_dot) via the user's rule."""
+    if fn.jvp_rule is None:
+        raise TransformError(f"custom_jvp function {fn.__name__} has no jvp rule: decorate "
+                             "one with @{name}.defjvp".replace("{name}", fn.__name__))
+    params = _params(fn)
+    nm = _fresh(params)
+    dots = [nm(f"{p}_dot") for p, m in zip(params, mask) if m]
+    body: list[ir.Stmt] = []
+    primals, tangents, it = nm("primals"), nm("tangents"), iter(dots)
+    body.append(ir.Assign((primals,), ir.Tuple(tuple(ir.Var(p) for p in params))))
+    items = []
+    for p, m in zip(params, mask):
+        if m:
+            items.append(ir.Var(next(it)))
+        else:
+            z = nm(f"{p}_zero")
+            body.append(ir.Assign((z,), ir.Call(helper("zeros_like"), (ir.Var(p),))))
+            items.append(ir.Var(z))
+    body.append(ir.Assign((tangents,), ir.Tuple(tuple(items))))
+    pair = nm("pair")
+    rule = ir.Ref(fn.jvp_rule, fn.jvp_rule.__name__)
+    body.append(ir.Assign((pair,), ir.Call(rule, (ir.Var(primals), ir.Var(tangents)))))
+    body.append(ir.Return(ir.Var(pair)))
+    return _function(f"{fn.__name__}_jvp", params + tuple(dots), body, fn)
+
+
+def custom_jvp_tangent_map(fn: custom_jvp) -> ir.Function:
+    """(params..., every tangent) -> tangent_out: linear in the tangents."""
+    params = _params(fn)
+    nm = _fresh(params)
+    dots = [nm(f"{p}_dot") for p in params]
+    primals, tangents, pair, out = nm("primals"), nm("tangents"), nm("pair"), nm("out_dot")
+    rule = ir.Ref(fn.jvp_rule, fn.jvp_rule.__name__)
+    body = [ir.Assign((primals,), ir.Tuple(tuple(ir.Var(p) for p in params))),
+            ir.Assign((tangents,), ir.Tuple(tuple(ir.Var(d) for d in dots))),
+            ir.Assign((pair,), ir.Call(rule, (ir.Var(primals), ir.Var(tangents)))),
+            ir.Assign((out,), ir.Call(GETITEM, (ir.Var(pair), ir.Const(1)))),
+            ir.Return(ir.Var(out))]
+    return _function(f"{fn.__name__}_tangent_map", params + tuple(dots), body, fn)
+
+
+def custom_jvp_bwd_core(fn: custom_jvp, mask: tuple[bool, ...], linear_bwd) -> ir.Function:
+    """(params..., ct) -> bars: the transpose of the tangent map, at zero tangents."""
+    params = _params(fn)
+    nm = _fresh(params)
+    ct = nm("ct")
+    body: list[ir.Stmt] = []
+    zeros = []
+    for p in params:
+        z = nm(f"{p}_zero")
+        body.append(ir.Assign((z,), ir.Call(helper("zeros_like"), (ir.Var(p),))))
+        zeros.append(ir.Var(z))
+    bars = nm("bars")
+    call = ir.Call(ir.Ref(linear_bwd, f"{fn.__name__}_transpose"),
+                   tuple(ir.Var(p) for p in params) + tuple(zeros) + (ir.Var(ct),))
+    body.append(ir.Assign((bars,), call))
+    body.append(ir.Return(ir.Var(bars)))
+    return _function(f"{fn.__name__}_bwd", params + (ct,), body, fn)
+
+
+def custom_vjp_bwd_core(fn: custom_vjp, mask: tuple[bool, ...], single: bool) -> ir.Function:
+    """(params..., ct) -> bars of the active params, from the user's fwd and bwd."""
+    if fn.fwd is None or fn.bwd is None:
+        raise TransformError(f"custom_vjp function {fn.__name__} has no rules: call "
+                             f"{fn.__name__}.defvjp(fwd, bwd)")
+    params = _params(fn)
+    nm = _fresh(params)
+    ct, pair, res, bars = nm("ct"), nm("pair"), nm("res"), nm("all_bars")
+    body: list[ir.Stmt] = [
+        ir.Assign((pair,), ir.Call(ir.Ref(fn.fwd, fn.fwd.__name__),
+                                   tuple(ir.Var(p) for p in params))),
+        ir.Assign((res,), ir.Call(GETITEM, (ir.Var(pair), ir.Const(1)))),
+        ir.Assign((bars,), ir.Call(ir.Ref(fn.bwd, fn.bwd.__name__), (ir.Var(res), ir.Var(ct)))),
+    ]
+    picked = []
+    for i, m in enumerate(mask):
+        if m:
+            b = nm(f"{params[i]}_bar")
+            body.append(ir.Assign((b,), ir.Call(GETITEM, (ir.Var(bars), ir.Const(i)))))
+            picked.append(ir.Var(b))
+    if single:
+        body.append(ir.Return(picked[0]))
+    else:
+        out = nm("bars")
+        body.append(ir.Assign((out,), ir.Tuple(tuple(picked))))
+        body.append(ir.Return(ir.Var(out)))
+    return _function(f"{fn.__name__}_bwd", params + (ct,), body, fn)
