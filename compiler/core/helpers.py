@@ -76,3 +76,65 @@ def at_get(x, idx):
 AT_UPDATES = {"set": at_set, "add": at_add, "multiply": at_multiply, "divide": at_divide,
               "subtract": at_subtract, "power": at_power, "min": at_min, "max": at_max,
               "get": at_get}
+
+
+# ---- lax control flow lowered to Core (compiler/frontend/control_flow.py) ----------------------
+
+def equals(a, b) -> bool:
+    """`a == b` on a switch index (a Python int)."""
+    return a == b
+
+
+def clamp_index(index, n: int) -> int:
+    """lax.switch's branch: the index clamped into range, as a Python int."""
+    return min(max(int(index), 0), n - 1)
+
+
+def scan_length(xs, length) -> int:
+    """The number of scan steps: `length`, or the leading size of every leaf of xs."""
+    from redraft.runtime.pytree import tree_leaves
+    import numpy as np
+    sizes = {np.shape(leaf)[0] for leaf in tree_leaves(xs) if np.ndim(leaf) > 0}
+    if length is not None:
+        sizes.add(int(length))
+    if len(sizes) > 1:
+        raise ValueError(f"scan got inconsistent lengths: leading sizes and length {sorted(sizes)}")
+    if not sizes:
+        raise ValueError("scan needs xs with a leading axis, or length=")
+    return sizes.pop()
+
+
+def scan_indices(n: int, reverse: bool) -> range:
+    """The order of a scan's steps."""
+    return range(n - 1, -1, -1) if reverse else range(n)
+
+
+def tree_index(xs, i):
+    """Step i of a scan over a pytree: every leaf indexed at i (None stays None)."""
+    from redraft.runtime.pytree import tree_map
+    return tree_map(lambda leaf: leaf[i], xs)
+
+
+def tree_index_add(xs, i, g):
+    """Zeros shaped like xs with g added at step i (the cotangent of tree_index)."""
+    from redraft.runtime.pytree import tree_map
+    from redraft.compiler.transforms.ad_helpers import zeros_like
+    return tree_map(lambda z, gi: z.at[i].add(gi), zeros_like(xs), g)
+
+
+def tree_stack(ys: list, reverse: bool):
+    """A scan's outputs, step by step, stacked leaf by leaf along a new first axis."""
+    from redraft.runtime.pytree import tree_map
+    import redraft.numpy as jnp
+    if not ys:
+        raise ValueError("scan of length 0 has no outputs to stack")
+    items = list(reversed(ys)) if reverse else ys
+    return tree_map(lambda *leaves: jnp.stack(leaves), *items)
+
+
+def tree_unstack(stacked, ys: list, reverse: bool) -> list:
+    """The cotangent of tree_stack: one slice of every leaf per step, in ys's order."""
+    from redraft.runtime.pytree import tree_map
+    n = len(ys)
+    parts = [tree_map(lambda leaf: leaf[k], stacked) for k in range(n)]
+    return list(reversed(parts)) if reverse else parts

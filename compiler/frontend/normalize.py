@@ -17,7 +17,7 @@ import types
 import gast
 
 from redraft.compiler.core import ir
-from redraft.compiler.frontend import methods
+from redraft.compiler.frontend import control_flow, local_functions, methods
 from redraft.compiler.frontend.source import ParsedFunction, parse_function
 from redraft.runtime.errors import RedraftError
 
@@ -86,6 +86,35 @@ class Lowering:
                             "in transformed functions yet")
         self.locals = set(self.params) | _assigned_names(node)
         self.line = node.lineno
+        self.local_functions: dict[str, local_functions.LocalFunction] = {}
+        self.name_override: str | None = None
+
+    @classmethod
+    def nested(cls, parent: "Lowering", node, name: str, params: tuple[str, ...]):
+        """The lowering of a function defined inside `parent` (see local_functions.py)."""
+        self = cls.__new__(cls)
+        self.fn = parent.fn
+        self.parsed = ParsedFunction(node, parent.parsed.filename, parent.parsed.line_offset)
+        self.env = parent.env
+        self.counter = 0
+        self.params = params
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            self.fail(node, "*args, **kwargs and keyword-only parameters are not supported "
+                            "in transformed functions yet")
+        body = node.body if isinstance(node.body, list) else [node.body]
+        self.locals = set(params) | local_functions.assigned_names(body)
+        self.line = node.lineno
+        self.local_functions = dict(parent.local_functions)
+        self.name_override = name
+        return self
+
+    def fresh_local(self, base: str) -> str:
+        """A new local name starting with `base` (for values the frontend introduces)."""
+        name, k = base, 1
+        while name in self.locals:
+            name, k = f"{base}_{k}", k + 1
+        self.locals.add(name)
+        return name
 
     # ---- helpers --------------------------------------------------------------------------
     def origin(self, node) -> ir.Origin:
@@ -122,7 +151,8 @@ class Lowering:
             body = [s for s in node.body if not _is_docstring(s)]
             self.block_with_return(body, out)
         defaults = tuple(self.default_value(d) for d in node.args.defaults)
-        name = self.fn.__name__ if self.fn.__name__ != "<lambda>" else "lambda_"
+        name = self.name_override or (self.fn.__name__ if self.fn.__name__ != "<lambda>"
+                                      else "lambda_")
         return ir.Function(name, self.params, out, defaults, *self.origin(node),
                            doc=None, meta={"source_fn": self.fn})
 
@@ -183,6 +213,11 @@ class Lowering:
         handler(node, out)
 
     def stmt_Assign(self, node, out):
+        if (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                and isinstance(node.value, gast.Lambda)):
+            name = node.targets[0].id  # `f = lambda x: ...` is a local def
+            self.local_functions[name] = local_functions.lift(self, node.value, name)
+            return
         if len(node.targets) != 1:
             value = self.expr(node.value, out)
             for t in node.targets:
@@ -250,16 +285,98 @@ class Lowering:
     def stmt_For(self, node, out):
         if node.orelse:
             self.fail(node, "for ... else is not supported")
-        iterable = self.expr(node.iter, out)
-        body: list = []
-        if isinstance(node.target, gast.Name):
-            target = node.target.id
-        else:
-            target = self.fresh()
-            self.assign_to(node.target, ir.Var(target), body, node)
+        target, iterable, body = self.loop_header(node.iter, node.target, node, out)
         for s in node.body:
             self.stmt(s, body)
         out.append(ir.For(target, iterable, body, self.origin(node)))
+
+    def loop_header(self, iter_node, target_node, node, out) -> tuple[str, ir.Atom, list]:
+        """(loop variable, iterable, first statements of the body) of `for target in iter`.
+        A loop over `enumerate(...)` or `zip(...)` becomes a loop over indices whose body
+        starts by reading each wrapped sequence at the index."""
+        body: list = []
+        if self.builtin_iterator(iter_node) is None:
+            iterable = self.expr(iter_node, out)
+            if isinstance(target_node, gast.Name):
+                return target_node.id, iterable, body
+            target = self.fresh()
+            self.assign_to(target_node, ir.Var(target), body, node)
+            return target, iterable, body
+        length, element = self.sequence(iter_node, out)
+        indices = self.emit(out, node, ir.Call(ir.Ref(range, "range"), (length,)))
+        k = self.fresh()
+        self.bind_element(target_node, element(body, ir.Var(k)), body, node)
+        return k, indices, body
+
+    def builtin_iterator(self, node) -> str | None:
+        """'enumerate' or 'zip' if `node` calls that builtin (as a loop reads it by index)."""
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            return None
+        name = node.func.id
+        if name not in ("enumerate", "zip") or name in self.locals:
+            return None
+        found, value = self.env.lookup(name)
+        if not found or value is not getattr(builtins, name):
+            return None
+        if any(isinstance(a, gast.Starred) for a in node.args) or not node.args:
+            return None
+        if name == "zip" and node.keywords:
+            return None
+        if name == "enumerate" and (len(node.args) + len(node.keywords) > 2 or any(
+                k.arg != "start" for k in node.keywords)):
+            return None
+        return name
+
+    def sequence(self, node, out):
+        """(length atom, element maker) of an iterable read by index: element(body, k)
+        emits the reads of item k into `body` and returns an atom, or a list of them for the
+        tuples enumerate and zip yield."""
+        kind = self.builtin_iterator(node)
+        if kind is None:
+            seq = self.expr(node, out)
+            length = self.emit(out, node, ir.Call(ir.Ref(len, "len"), (seq,)))
+            return length, lambda body, k: self.emit(body, node, ir.Call(GETITEM, (seq, k)))
+        parts = [self.sequence(a, out) for a in node.args[:1 if kind == "enumerate" else None]]
+        lengths = tuple(p[0] for p in parts)
+        length = lengths[0] if len(lengths) == 1 else self.emit(
+            out, node, ir.Call(ir.Ref(min, "min"), lengths))
+        if kind == "zip":
+            return length, lambda body, k: [make(body, k) for _, make in parts]
+        start_node = node.args[1] if len(node.args) > 1 else (
+            node.keywords[0].value if node.keywords else None)
+        start = self.expr(start_node, out) if start_node is not None else None
+
+        def element(body, k):
+            index = k if start is None else self.emit(body, node, ir.Call(
+                ir.Ref(operator.add, "+"), (k, start)))
+            return [index, parts[0][1](body, k)]
+        return length, element
+
+    def bind_element(self, target_node, element, body: list, node) -> None:
+        """Assign an element made by `sequence` to a loop target, pairing tuple targets with
+        the parts of a tuple element directly."""
+        if isinstance(element, list):
+            if isinstance(target_node, (gast.Tuple, gast.List)) and len(
+                    target_node.elts) == len(element) and not any(
+                    isinstance(e, gast.Starred) for e in target_node.elts):
+                for t, e in zip(target_node.elts, element):
+                    self.bind_element(t, e, body, node)
+                return
+            element = self.emit(body, node, ir.Tuple(tuple(
+                self.tuple_of(e, body, node) for e in element)))
+        made = [s for s in body if isinstance(s, ir.Assign) and isinstance(element, ir.Var)
+                and s.targets == (element.name,)]
+        if isinstance(target_node, gast.Name) and made and not any(
+                element.name in ir.stmt_reads(s) for s in body):
+            made[0].targets = (target_node.id,)  # `x = xs[k]` rather than `t7 = xs[k]; x = t7`
+            return
+        self.assign_to(target_node, element, body, node)
+
+    def tuple_of(self, element, body: list, node) -> ir.Atom:
+        if not isinstance(element, list):
+            return element
+        return self.emit(body, node, ir.Tuple(tuple(self.tuple_of(e, body, node)
+                                                    for e in element)))
 
     def stmt_While(self, node, out):
         if node.orelse:
@@ -294,8 +411,12 @@ class Lowering:
         self.fail(node, "`continue` is not supported yet: use an if around the rest")
 
     def stmt_FunctionDef(self, node, out):
-        self.fail(node, "nested function definitions are not supported in transformed "
-                        "functions yet: define the helper at module level")
+        if node.decorator_list:
+            self.fail(node, "decorated local functions are not supported in transformed "
+                            "functions: define it at module level")
+        if node.args.defaults:
+            self.fail(node, "local functions with default arguments are not supported yet")
+        self.local_functions[node.name] = local_functions.lift(self, node, node.name)
 
     # ---- expressions --------------------------------------------------------------------------
     def expr(self, node, out: list, target: str | None = None) -> ir.Atom:
@@ -315,6 +436,9 @@ class Lowering:
         return handler(node, out)
 
     def name(self, node, where) -> ir.Atom:
+        if node.id in self.local_functions:
+            local = self.local_functions[node.id]
+            return ir.Ref(local, node.id)
         if node.id in self.locals:
             return ir.Var(node.id)
         found, value = self.env.lookup(node.id)
@@ -449,6 +573,9 @@ class Lowering:
         return self.expr(node, out)
 
     def expr_Call(self, node, out):
+        lowered = self.control_flow(node, out)
+        if lowered is not None:
+            return lowered
         at_update = methods.match_at_update(node)
         if at_update is not None:
             base_node, idx_node, mode, value_node = at_update
@@ -482,7 +609,28 @@ class Lowering:
             fn = self.expr(node.func, out)
         if isinstance(fn, ir.Const):
             self.fail(node, f"{fn.value!r} is not callable")
+        if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
+            if kwargs or star is not None:
+                self.fail(node, "call local functions with positional arguments only")
+            local = fn.value
+            return ir.Call(ir.Ref(local.function, local.name),
+                           local_functions.call_atoms(local, tuple(args)))
         return ir.Call(fn, tuple(args), tuple(kwargs), star)
+
+    def control_flow(self, node, out):
+        """lax.fori_loop / while_loop / cond / switch / scan / map, lowered to Core."""
+        func = node.func
+        if not isinstance(func, (gast.Name, gast.Attribute)):
+            return None
+        scratch: list = []
+        try:
+            fn = self.expr(func, scratch)
+        except UnsupportedSyntaxError:
+            return None
+        if scratch or not isinstance(fn, ir.Ref):
+            return None
+        lowering = control_flow.lowering_for(fn.value)
+        return lowering(self, node, out) if lowering is not None else None
 
     def expr_JoinedStr(self, node, out):
         """f"a {x:.2f}" becomes "a {:.2f}".format(x)."""
@@ -524,13 +672,7 @@ class Lowering:
                       acc)
             return
         gen = generators[0]
-        iterable = self.expr(gen.iter, out)
-        body: list = []
-        if isinstance(gen.target, gast.Name):
-            target = gen.target.id
-        else:
-            target = self.fresh()
-            self.assign_to(gen.target, ir.Var(target), body, node)
+        target, iterable, body = self.loop_header(gen.iter, gen.target, node, out)
         inner = body
         for cond in gen.ifs:
             test = self.expr(cond, inner)
@@ -541,8 +683,10 @@ class Lowering:
         out.append(ir.For(target, iterable, body, self.origin(node)))
 
     def expr_Lambda(self, node, out):
-        self.fail(node, "lambdas inside transformed functions are not supported yet: define "
-                        "the function at module level")
+        name = self.fresh_local("lambda_")
+        local = local_functions.lift(self, node, name)
+        self.local_functions[name] = local
+        return ir.Ref(local, name)
 
     def expr_Starred(self, node, out):
         self.fail(node, "starred expressions are only supported as call arguments")
@@ -570,15 +714,8 @@ def _always_returns(body: list) -> bool:
 
 def _assigned_names(fn_node) -> set[str]:
     """Every name the function body assigns (its locals, in Python's scoping)."""
-    names = set()
     body = fn_node.body if isinstance(fn_node.body, list) else [fn_node.body]
-    for stmt in body:
-        for n in gast.walk(stmt):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-                names.add(n.id)
-            elif isinstance(n, (gast.FunctionDef, gast.Lambda)):
-                continue
-    return names
+    return local_functions.assigned_names(body)
 
 
 def is_python_function(obj) -> bool:

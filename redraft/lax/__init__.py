@@ -31,3 +31,5 @@ from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa:
                                                 GatherScatterMode, ScatterDimensionNumbers,
                                                 gather, scatter, scatter_add, scatter_max,
                                                 scatter_min, scatter_mul)
+from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: E402,F401,A004
+                                                 switch, while_loop)

@@ -1,0 +1,176 @@
+"""lax's structured control flow, lowered to Core's own loops and branches.
+
+`lax.fori_loop(lo, hi, body, x)` becomes `for i in range(lo, hi): x = body(i, x)`, and
+likewise while_loop, cond, switch, scan and map. The transforms then treat them as any
+Python loop or branch (derivatives, batching, compilation), with no rules of their own.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import gast
+
+from redraft.compiler.core import helpers
+from redraft.compiler.core import ir
+from redraft.compiler.frontend.local_functions import LocalFunction, call_atoms
+
+CONTROL_MODULE = "redraft.compiler.primitives.control"
+RANGE = ir.Ref(range, "range")
+APPEND = ir.Ref(helpers.append, "append")
+
+
+def lowering_for(value) -> Callable | None:
+    """The lowering of a lax control-flow function, if `value` is one."""
+    if getattr(value, "__module__", None) != CONTROL_MODULE:
+        return None
+    return LOWERINGS.get(getattr(value, "__name__", ""))
+
+
+def _helper(name: str) -> ir.Ref:
+    return ir.Ref(getattr(helpers, name), name)
+
+
+def call(lw, fn: ir.Atom, args: tuple, out: list, node, target: str | None = None) -> ir.Var:
+    """Emit a call of function value `fn` (a local function gets its captured values)."""
+    if isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction):
+        local = fn.value
+        expr = ir.Call(ir.Ref(local.function, local.name), call_atoms(local, args))
+    else:
+        expr = ir.Call(fn, tuple(args))
+    return lw.emit(out, node, expr, target)
+
+
+def _function_arg(lw, node, out) -> ir.Atom:
+    atom = lw.expr(node, out)
+    if isinstance(atom, ir.Const):
+        lw.fail(node, f"{atom.value!r} is not a function")
+    return atom
+
+
+def _args(node, count: int, name: str, lw) -> list:
+    if node.keywords:
+        lw.fail(node, f"lax.{name}: pass its arguments positionally in transformed code")
+    if len(node.args) < count:
+        lw.fail(node, f"lax.{name} takes at least {count} arguments, got {len(node.args)}")
+    return list(node.args)
+
+
+def fori_loop(lw, node, out: list) -> ir.Atom:
+    lo, hi, body, init = _args(node, 4, "fori_loop", lw)[:4]
+    val = lw.fresh_local("val")
+    lw.expr(init, out, target=val)
+    bounds = lw.emit(out, node, ir.Call(RANGE, (lw.expr(lo, out), lw.expr(hi, out))))
+    fn = _function_arg(lw, body, out)
+    i = lw.fresh_local("i")
+    loop: list[ir.Stmt] = []
+    call(lw, fn, (ir.Var(i), ir.Var(val)), loop, node, target=val)
+    out.append(ir.For(i, bounds, loop, lw.origin(node)))
+    return ir.Var(val)
+
+
+def while_loop(lw, node, out: list) -> ir.Atom:
+    cond_fun, body_fun, init = _args(node, 3, "while_loop", lw)[:3]
+    val = lw.fresh_local("val")
+    lw.expr(init, out, target=val)
+    cond_fn, body_fn = _function_arg(lw, cond_fun, out), _function_arg(lw, body_fun, out)
+    cond_body: list[ir.Stmt] = []
+    go = call(lw, cond_fn, (ir.Var(val),), cond_body, node)
+    body: list[ir.Stmt] = []
+    call(lw, body_fn, (ir.Var(val),), body, node, target=val)
+    out.append(ir.While(cond_body, go, body, lw.origin(node)))
+    return ir.Var(val)
+
+
+def cond(lw, node, out: list) -> ir.Atom:
+    args = _args(node, 3, "cond", lw)
+    pred = lw.expr(args[0], out)
+    true_fn, false_fn = _function_arg(lw, args[1], out), _function_arg(lw, args[2], out)
+    operands = tuple(lw.expr(a, out) for a in args[3:])
+    result = lw.fresh_local("branch_out")
+    then, orelse = [], []
+    call(lw, true_fn, operands, then, node, target=result)
+    call(lw, false_fn, operands, orelse, node, target=result)
+    out.append(ir.If(pred, then, orelse, lw.origin(node)))
+    return ir.Var(result)
+
+
+def switch(lw, node, out: list) -> ir.Atom:
+    args = _args(node, 2, "switch", lw)
+    index = lw.expr(args[0], out)
+    branches = _branch_atoms(lw, args[1], out)
+    operands = tuple(lw.expr(a, out) for a in args[2:])
+    which = lw.emit(out, node, ir.Call(_helper("clamp_index"),
+                                       (index, ir.Const(len(branches)))))
+    result = lw.fresh_local("branch_out")
+    out.extend(_switch_chain(lw, node, which, branches, operands, result, 0))
+    return ir.Var(result)
+
+
+def _branch_atoms(lw, node, out) -> list[ir.Atom]:
+    if isinstance(node, (gast.List, gast.Tuple)):
+        return [_function_arg(lw, e, out) for e in node.elts]
+    atom = lw.expr(node, out)
+    if isinstance(atom, ir.Ref) and isinstance(atom.value, (list, tuple)):
+        return [ir.Ref(f, getattr(f, "__name__", f"{atom.path}[{k}]"))
+                for k, f in enumerate(atom.value)]
+    lw.fail(node, "lax.switch needs its branches as a list or tuple known when the function "
+                  "is read (a literal, or a global)")
+
+
+def _switch_chain(lw, node, which, branches, operands, result, k) -> list[ir.Stmt]:
+    body: list[ir.Stmt] = []
+    if k == len(branches) - 1:
+        call(lw, branches[k], operands, body, node, target=result)
+        return body
+    test = lw.emit(body, node, ir.Call(ir.Ref(helpers.equals, "=="), (which, ir.Const(k))))
+    then: list[ir.Stmt] = []
+    call(lw, branches[k], operands, then, node, target=result)
+    orelse = _switch_chain(lw, node, which, branches, operands, result, k + 1)
+    body.append(ir.If(test, then, orelse, lw.origin(node)))
+    return body
+
+
+def scan(lw, node, out: list) -> ir.Atom:
+    args = _args(node, 2, "scan", lw)
+    fn = _function_arg(lw, args[0], out)
+    carry = lw.fresh_local("carry")
+    lw.expr(args[1], out, target=carry)
+    xs = lw.expr(args[2], out) if len(args) > 2 else ir.Const(None)
+    length = lw.expr(args[3], out) if len(args) > 3 else ir.Const(None)
+    reverse = lw.expr(args[4], out) if len(args) > 4 else ir.Const(False)
+    result = _scan_loop(lw, node, out, fn, xs, length, reverse, carry)
+    return result
+
+
+def _scan_loop(lw, node, out, fn, xs, length, reverse, carry: str | None) -> ir.Atom:
+    n = lw.emit(out, node, ir.Call(_helper("scan_length"), (xs, length)))
+    order = lw.emit(out, node, ir.Call(_helper("scan_indices"), (n, reverse)))
+    ys = lw.fresh_local("ys")
+    out.append(ir.Assign((ys,), ir.List(()), lw.origin(node)))
+    i = lw.fresh_local("i")
+    loop: list[ir.Stmt] = []
+    x = lw.emit(loop, node, ir.Call(_helper("tree_index"), (xs, ir.Var(i))))
+    if carry is None:
+        y = call(lw, fn, (x,), loop, node)
+    else:
+        pair = call(lw, fn, (ir.Var(carry), x), loop, node)
+        y_name = lw.fresh_local("y")
+        loop.append(ir.Assign((carry, y_name), pair, lw.origin(node)))
+        y = ir.Var(y_name)
+    lw.emit(loop, node, ir.Call(APPEND, (ir.Var(ys), y)), ys)
+    out.append(ir.For(i, order, loop, lw.origin(node)))
+    stacked = lw.emit(out, node, ir.Call(_helper("tree_stack"), (ir.Var(ys), reverse)))
+    if carry is None:
+        return stacked
+    return lw.emit(out, node, ir.Tuple((ir.Var(carry), stacked)))
+
+
+def map_(lw, node, out: list) -> ir.Atom:
+    args = _args(node, 2, "map", lw)
+    fn = _function_arg(lw, args[0], out)
+    xs = lw.expr(args[1], out)
+    return _scan_loop(lw, node, out, fn, xs, ir.Const(None), ir.Const(False), None)
+
+
+LOWERINGS: dict[str, Callable] = {"fori_loop": fori_loop, "while_loop": while_loop,
+                                  "cond": cond, "switch": switch, "scan": scan, "map": map_}

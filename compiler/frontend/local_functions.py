@@ -1,0 +1,76 @@
+"""Functions defined inside a transformed function (`def body(i, x): ...`, lambdas), lifted
+to Core functions of their own.
+
+A local function becomes a Core function whose parameters are its own, followed by the
+enclosing function's locals it reads (its captured values). Every call passes them along,
+so `body(i, x)` reads as `body(i, x, W)` in Core. A local function may be called, or
+passed to lax.fori_loop/while_loop/cond/switch/scan/map (which the frontend lowers to
+Core loops and branches that call it); storing or returning it is refused.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from redraft.compiler.core import ir
+
+
+@dataclass(eq=False)
+class LocalFunction:
+    """A lifted local function: its Core (as a callable CoreFunction) and captured names."""
+    name: str
+    function: object  # callees.CoreFunction
+    captured: tuple[str, ...]
+
+    def __call__(self, *args):
+        raise TypeError(f"local function {self.name} can only be called inside the function "
+                        "that defines it")
+
+
+def assigned_names(body: list) -> set[str]:
+    """Names a block assigns, not looking inside nested functions or lambdas."""
+    names: set[str] = set()
+
+    def walk(node):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            if isinstance(node, gast.FunctionDef):
+                names.add(node.name)
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            names.add(node.id)
+        for child in gast.iter_child_nodes(node):
+            walk(child)
+
+    for stmt in body:
+        walk(stmt)
+    return names
+
+
+def read_names(node) -> set[str]:
+    """Names a function body reads (loads), nested functions included."""
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+
+
+def lift(parent, node, name: str) -> LocalFunction:
+    """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`."""
+    from redraft.compiler.frontend.normalize import Lowering
+    from redraft.compiler.frontend.ssa import to_ssa
+    from redraft.compiler.transforms.callees import CoreFunction
+    own_params = [a.id for a in node.args.args]
+    body = node.body if isinstance(node.body, list) else [node.body]
+    own_locals = set(own_params) | assigned_names(body)
+    reads = set().union(*(read_names(s) for s in body))
+    captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions))
+    for other in reads & set(parent.local_functions):  # a sibling's captures pass through
+        captured = sorted(set(captured) | set(parent.local_functions[other].captured))
+    lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
+    core = to_ssa(lowering.run(), coalesce=False)
+    local = LocalFunction(name, CoreFunction(core), tuple(captured))
+    return local
+
+
+def call_atoms(local: LocalFunction, args: tuple) -> tuple:
+    """The arguments of a call to `local`: the caller's, then the captured values."""
+    return tuple(args) + tuple(ir.Var(n) for n in local.captured)
