@@ -10,7 +10,7 @@ from redraft.runtime.array import Array  # noqa: F401
 from redraft.runtime.devices import Device, default_backend, devices  # noqa: F401
 from redraft.runtime.transfer import device_get, device_put  # noqa: F401
 from redraft import numpy, lax, random, tree_util  # noqa: F401
-from redraft.jit import compile, jit  # noqa: F401,A004
+from redraft.jit import compile, jit, make_ir, make_jaxpr  # noqa: F401,A004
 from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # noqa: F401
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)

@@ -1,13 +1,22 @@
-"""jit / compile: specialise a function on its arguments' types and run it compiled.
+"""jit / compile: specialise a function on its arguments' types, compile it once, cache it.
 
-Until the compiler backend lands (issue 5), a jitted function runs its source eagerly; it
-already composes with every transform (grad(jit(f)) differentiates f's source and keeps
-the result jitted).
+The cache key is the abstract signature: the pytree structure of the arguments, the
+(shape, dtype, weak_type) of each array leaf, and the values of static arguments. A new
+key compiles again (REDRAFT_LOG_COMPILES=1 says what and why); a known key never does.
+jit composes with every transform: grad(jit(f)) differentiates f's source and compiles the
+derivative, since transforms read `__redraft_transformable__`.
 """
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+import inspect
+from typing import Any, Callable, Sequence
+
+from redraft.compiler import driver
+from redraft.runtime.array import Array
+from redraft.runtime.errors import user_frames_note
+from redraft.runtime.pytree import tree_leaves
+from redraft.runtime.staged import StagedBuf
 
 
 class Jitted:
@@ -16,18 +25,59 @@ class Jitted:
     def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = ()):
         self.fun = fun
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
         functools.update_wrapper(self, fun)
+        self._sig = _signature(fun)
+        names = list(self._sig.parameters) if self._sig else []
+        static = {i if i >= 0 else len(names) + i for i in static_argnums}
+        for n in static_argnames:
+            if n not in names:
+                raise ValueError(f"static_argnames {n!r} is not a parameter of "
+                                 f"{getattr(fun, '__name__', fun)}")
+            static.add(names.index(n))
+        self.static = frozenset(static)
+        self._cache: dict[driver.Signature, driver.Compiled] = {}
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple:
+        if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
+            return args
+        bound = self._sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
 
     def __call__(self, *args, **kwargs):
-        for i in self.static_argnums:
+        args = self._positional(args, kwargs)
+        for i in self.static:
             if i < len(args):
                 _check_hashable(args[i], f"static argument {i}")
-        for name in self.static_argnames:
-            if name in kwargs:
-                _check_hashable(kwargs[name], f"static argument {name!r}")
-        return self.fun(*args, **kwargs)
+        if _any_staged(args):  # jit inside a function being compiled: inline it
+            return self._inline(args)
+        sig, leaves = driver.signature_of(args, self.static)
+        compiled = self._cache.get(sig)
+        if compiled is None:
+            reason = "first call" if not self._cache else (
+                f"new signature ({len(self._cache)} compiled before)")
+            driver.log_compile(self.__name__, sig, reason)
+            compiled = driver.compile_function(self.fun, args, set(self.static))
+            self._cache[sig] = compiled
+        try:
+            return compiled(leaves)
+        except Exception as e:
+            note = user_frames_note(e)
+            if note and hasattr(e, "add_note"):
+                e.add_note(note)
+            raise
+
+    def _inline(self, args: tuple):
+        from redraft.compiler.staging.interpreter import Interpreter
+        from redraft.compiler.transforms.common import core_of
+        builder = next(leaf._buf.builder for leaf in tree_leaves(args)
+                       if isinstance(leaf, Array) and type(leaf._buf) is StagedBuf)
+        return Interpreter(builder).call_function(core_of(self.fun), list(args))
+
+    def lower(self, *args, **kwargs) -> "Lowered":
+        """The staged and optimised IR for these arguments (printable), not yet run."""
+        args = self._positional(args, kwargs)
+        return Lowered(driver.compile_function(self.fun, args, set(self.static)))
 
     def __redraft_transformable__(self):
         from redraft.compiler.transforms.common import core_of
@@ -37,13 +87,39 @@ class Jitted:
     def __redraft_primal__(self):
         return self.fun
 
-    def lower(self, *args, **kwargs):
-        raise NotImplementedError("ahead-of-time lowering arrives with the compiler backend")
-
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+    @property
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+
+class Lowered:
+    """What `jit(f).lower(*args)` gives: the IR (`.as_text()`) and the backend used."""
+
+    def __init__(self, compiled: driver.Compiled):
+        self.compiled = compiled
+
+    def as_text(self) -> str:
+        return str(self.compiled.ir)
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+
+def _signature(fun) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _any_staged(args) -> bool:
+    return any(isinstance(leaf, Array) and type(leaf._buf) is StagedBuf
+               for leaf in tree_leaves(args))
 
 
 def _check_hashable(value, what: str) -> None:
@@ -55,7 +131,7 @@ def _check_hashable(value, what: str) -> None:
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), **options) -> Callable:
+        static_argnames: str | Sequence[str] = (), **options) -> Any:
     """Compile `fun` for the shapes and dtypes of its arguments (usable as @jit too)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
@@ -68,3 +144,25 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
 
 
 compile = jit  # noqa: A001 - the design card's name for it
+
+
+def make_ir(fun: Callable, static_argnums: int | Sequence[int] = ()) -> Callable:
+    """make_ir(f)(*args): the SSA IR a call of f with these arguments compiles to."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+
+    def make(*args, **kwargs):
+        target = fun.fun if isinstance(fun, Jitted) else fun
+        sig = _signature(target)
+        if sig is not None and kwargs:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = tuple(bound.arguments.values())
+        ir_fn, _ = driver.stage(target, args, set(static_argnums))
+        from redraft.compiler.ir.passes import run_pipeline
+        return run_pipeline(ir_fn)
+
+    return make
+
+
+make_jaxpr = make_ir

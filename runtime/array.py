@@ -118,6 +118,8 @@ class Array:
         if self._buf.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         weak = self._weak
+        if type(self._buf) is not np.ndarray:  # staged: rows by indexing
+            return (self[i] for i in range(self._buf.shape[0]))
         return (wrap_host(row, weak) for row in _rows(self._buf))
 
     def __hash__(self):
@@ -134,6 +136,8 @@ class Array:
 
     # ---- printing -------------------------------------------------------------------------
     def __repr__(self) -> str:
+        if type(self._buf) is not np.ndarray:
+            return f"Staged<{self._buf.aval.str_short()}>"
         prefix = "Array("
         dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True)" if self._weak else ")")
         line_width = np.get_printoptions()["linewidth"]
@@ -147,6 +151,8 @@ class Array:
         return f"{prefix}{body},{sep}{dtype_str}"
 
     def __str__(self) -> str:
+        if type(self._buf) is not np.ndarray:
+            return repr(self)
         return str(self._buf)
 
     def __format__(self, spec: str) -> str:

@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.staged import StagedBuf
 
 impl_rules: dict[object, Callable] = {}
 
@@ -31,6 +32,9 @@ def bind(prim, *args: Array, **params):
         bufs, weaks = (args[0]._buf,), (args[0]._weak,)
     else:
         bufs, weaks = [a._buf for a in args], [a._weak for a in args]
+    for buf in bufs:
+        if type(buf) is StagedBuf:  # compiling: record the operation instead of running it
+            return buf.builder.stage(prim, args, params)
     try:
         out = impl(*bufs, **params)
     except (ValueError, TypeError, IndexError):
@@ -47,6 +51,8 @@ def unary_binder(prim) -> Callable[[Array], Array]:
     impl, weak_if_weak = _fixed_arity_rule(prim, 1)
 
     def run(x: Array) -> Array:
+        if type(x._buf) is not _ndarray:
+            return bind(prim, x)
         try:
             out = impl(x._buf)
         except (ValueError, TypeError, IndexError):
@@ -73,6 +79,8 @@ def binary_binder(prim, otherwise: Callable[[object, object], Array]) -> Callabl
         xbuf, ybuf = x._buf, y._buf
         if xbuf.dtype != ybuf.dtype:
             return otherwise(x, y)
+        if type(xbuf) is not _ndarray or type(ybuf) is not _ndarray:
+            return bind(prim, x, y)
         try:
             out = impl(xbuf, ybuf)
         except (ValueError, TypeError, IndexError):

@@ -88,6 +88,7 @@ class Lowering:
         self.line = node.lineno
         self.local_functions: dict[str, local_functions.LocalFunction] = {}
         self.name_override: str | None = None
+        self.imported: dict[str, object] = {}
 
     @classmethod
     def nested(cls, parent: "Lowering", node, name: str, params: tuple[str, ...]):
@@ -106,6 +107,7 @@ class Lowering:
         self.line = node.lineno
         self.local_functions = dict(parent.local_functions)
         self.name_override = name
+        self.imported = dict(parent.imported)
         return self
 
     def fresh_local(self, base: str) -> str:
@@ -391,6 +393,30 @@ class Lowering:
     def stmt_Pass(self, node, out):
         return
 
+    def stmt_Import(self, node, out):
+        """`import a.b as c` inside the function: resolved now, like a global."""
+        import importlib
+        for alias in node.names:
+            module = importlib.import_module(alias.name)
+            if alias.asname:
+                self.imported[alias.asname] = module
+            else:
+                self.imported[alias.name.split(".")[0]] = importlib.import_module(
+                    alias.name.split(".")[0])
+
+    def stmt_ImportFrom(self, node, out):
+        """`from a import b` inside the function: resolved now, like a global."""
+        import importlib
+        if node.level:
+            self.fail(node, "relative imports are not supported inside transformed functions")
+        module = importlib.import_module(node.module)
+        for alias in node.names:
+            try:
+                value = getattr(module, alias.name)
+            except AttributeError:
+                value = importlib.import_module(f"{node.module}.{alias.name}")
+            self.imported[alias.asname or alias.name] = value
+
     def stmt_Assert(self, node, out):
         from redraft.compiler.core import helpers
         cond = self.expr(node.test, out)
@@ -436,6 +462,8 @@ class Lowering:
         return handler(node, out)
 
     def name(self, node, where) -> ir.Atom:
+        if node.id in self.imported:
+            return _ref_or_const(self.imported[node.id], node.id)
         if node.id in self.local_functions:
             local = self.local_functions[node.id]
             return ir.Ref(local, node.id)
@@ -720,3 +748,9 @@ def _assigned_names(fn_node) -> set[str]:
 
 def is_python_function(obj) -> bool:
     return isinstance(obj, types.FunctionType)
+
+
+def _ref_or_const(value, name: str) -> ir.Atom:
+    if isinstance(value, (int, float, bool, complex, str, type(None))):
+        return ir.Const(value)
+    return ir.Ref(value, name)

@@ -94,8 +94,9 @@ def empty(shape, dtype=None) -> Array:
 def full(shape, fill_value, dtype=None) -> Array:
     fill = as_array(fill_value)
     dt = dtypes.check_dtype_arg(dtype) if dtype is not None else fill.dtype
-    if fill.ndim:
-        return wrap_host(np.broadcast_to(fill._buf.astype(dt), _shape_tuple(shape)).copy())
+    if type(fill._buf) is not np.ndarray or fill.ndim:  # staged, or an array to repeat
+        from redraft.numpy.promotion import cast
+        return lax_shape.broadcast_to_rank(cast(fill, dt), _shape_tuple(shape))
     return _filled(shape, fill._buf.item(), dt)
 
 

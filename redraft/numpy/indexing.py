@@ -93,7 +93,8 @@ def getitem(x: Array, idx) -> Array:
     if type(idx) is int:  # the hot path: x[3]
         try:
             # `(idx, ...)` makes NumPy return a (0-d) array, never a NumPy scalar.
-            return wrap_host(x._buf[idx, ...], x._weak)
+            if type(x._buf) is np.ndarray:
+                return wrap_host(x._buf[idx, ...], x._weak)
         except IndexError:
             pass  # out of range, or a 0-d array: parse_index raises the error users see
     spec, dynamic = parse_index(x.shape, idx)

@@ -17,7 +17,7 @@ def promote(*args) -> list[Array]:
     for a in arrays[1:]:
         dtype, weak = _promote_pair(dtype, weak, a.dtype, a._weak)
     # a cast operand takes the promoted weak flag (int32 + 1.5 is a weak float32, as in JAX)
-    return [a if a.dtype == dtype else wrap_host(a._buf.astype(dtype), weak) for a in arrays]
+    return [a if a.dtype == dtype else convert(a, dtype, weak) for a in arrays]
 
 
 def promote_inexact(*args) -> list[Array]:
@@ -25,7 +25,16 @@ def promote_inexact(*args) -> list[Array]:
     arrays = promote(*args)
     if dtypes.is_inexact(arrays[0].dtype):
         return arrays
-    return [wrap_host(a._buf.astype(dtypes.DEFAULT_FLOAT), a._weak) for a in arrays]
+    return [convert(a, dtypes.DEFAULT_FLOAT, a._weak) for a in arrays]
+
+
+def convert(a: Array, dtype, weak: bool) -> Array:
+    """`a` as `dtype` with weak flag `weak`: a NumPy cast now, or a staged conversion."""
+    if type(a._buf) is np.ndarray:
+        return wrap_host(a._buf.astype(dtype), weak)
+    from redraft.compiler.primitives.elementwise import convert_element_type_p
+    from redraft.runtime.eager import bind
+    return bind(convert_element_type_p, a, new_dtype=np.dtype(dtype), weak_type=weak)
 
 
 def cast(x: Array, dtype) -> Array:

@@ -14,7 +14,7 @@ from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, binary_binder, impl_rules, unary_binder
 
-from redraft.numpy.promotion import cast, promote, promote_inexact
+from redraft.numpy.promotion import cast, convert, promote, promote_inexact
 
 _promote_pair = dtypes.promote_pair
 
@@ -59,6 +59,8 @@ _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
 def _keeps_dtype(table: dict, array: Array, scalar) -> bool:
     """Whether combining `array` with Python `scalar` leaves the array's dtype as it is."""
+    if type(array._buf) is not np.ndarray:
+        return False  # staged: the general path records the operation
     kinds = table.get(array._buf.dtype)
     if kinds is None or type(scalar) not in kinds:
         return False
@@ -101,7 +103,7 @@ def _unary(prim, name: str, to_inexact: bool = False):
         if type(x) is not Array:
             x = as_array(x)
         if to_inexact and x._buf.dtype.kind not in "fc":
-            x = wrap_host(x._buf.astype(dtypes.DEFAULT_FLOAT), x._weak)
+            x = convert(x, dtypes.DEFAULT_FLOAT, x._weak)
         return run(x)
 
     fn.__name__ = fn.__qualname__ = name
@@ -313,6 +315,8 @@ def _all_false(x: Array) -> Array:
 def signbit(x, /) -> Array:
     x = as_array(x)
     if dtypes.is_inexact(x.dtype):
+        if type(x._buf) is not np.ndarray:
+            return less(x, 0)  # compiled: -0.0 and NaN signs are not distinguished yet
         return wrap_host(np.signbit(x._buf))
     return less(x, 0)
 

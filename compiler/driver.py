@@ -1,0 +1,119 @@
+"""From a Python function and argument types to something that runs: stage, optimise, lower.
+
+    signature -> stage (Core interpreted on staged values) -> SSA IR -> passes -> backend
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from redraft.compiler.core.abstract import ShapedArray
+from redraft.compiler.ir.build import Builder
+from redraft.compiler.ir.ssa import Function
+from redraft.compiler.ir.verify import verify
+from redraft.compiler.staging.interpreter import Interpreter
+from redraft.compiler.transforms.common import core_of
+from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.pytree import PyTreeDef, tree_flatten, tree_unflatten
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a compiled function is specialised on (the cache key)."""
+    treedef: PyTreeDef  # structure of the non-static arguments
+    avals: tuple[ShapedArray, ...]  # types of their array leaves
+    statics: tuple  # (position, value) of the static arguments
+
+    def describe(self) -> str:
+        types = ", ".join(a.str_short() + ("~" if a.weak_type else "") for a in self.avals)
+        statics = ", ".join(f"arg{i}={v!r:.30}" for i, v in self.statics)
+        return f"({types}{'; static ' + statics if statics else ''})"
+
+
+def leaf_aval(leaf) -> ShapedArray:
+    """The type a leaf argument is compiled for: Python scalars are weakly typed."""
+    if isinstance(leaf, Array):
+        return ShapedArray(leaf.shape, leaf.dtype, leaf._weak)
+    from redraft.runtime.convert import as_array
+    a = as_array(leaf)
+    return ShapedArray(a.shape, a.dtype, a._weak)
+
+
+def signature_of(args: tuple, static: set[int]) -> tuple[Signature, list]:
+    dynamic = tuple(a for i, a in enumerate(args) if i not in static)
+    leaves, treedef = tree_flatten(dynamic)
+    statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
+    return Signature(treedef, tuple(leaf_aval(v) for v in leaves), statics), leaves
+
+
+@dataclass
+class Compiled:
+    """A staged, optimised function and the runner of its backend."""
+    ir: Function
+    out_treedef: PyTreeDef
+    out_weak: tuple[bool, ...]
+    runner: Callable[[list], list]
+    backend: str
+
+    def __call__(self, leaves: list) -> Any:
+        bufs = [_host_buffer(v, a.aval) for v, a in zip(leaves, self.ir.params)]
+        outs = self.runner(bufs)
+        arrays = [wrap_host(o if type(o) is np.ndarray else np.asarray(o), w)
+                  for o, w in zip(outs, self.out_weak)]
+        return tree_unflatten(self.out_treedef, arrays)
+
+
+def _host_buffer(v, aval: ShapedArray) -> np.ndarray:
+    if isinstance(v, Array):
+        return v._buf
+    return np.asarray(v, dtype=aval.dtype)
+
+
+def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
+          ) -> tuple[Function, PyTreeDef]:
+    """The SSA IR of `fun` for `args` (static positions are used as Python values)."""
+    sig, _ = signature_of(args, static)
+    builder = Builder(name or getattr(fun, "__name__", "f"))
+    staged_leaves = [builder.new_param(a) for a in sig.avals]
+    dynamic = tree_unflatten(sig.treedef, staged_leaves)
+    it = iter(dynamic)
+    call_args = [args[i] if i in static else next(it) for i in range(len(args))]
+    out = Interpreter(builder).call_function(core_of(fun), call_args)
+    out_leaves, out_treedef = tree_flatten(out)
+    return builder.finish(out_leaves), out_treedef
+
+
+def compile_function(fun: Callable, args: tuple, static: set[int]) -> Compiled:
+    from redraft.compiler.ir.passes import run_pipeline
+    ir_fn, out_treedef = stage(fun, args, static)
+    verify(ir_fn)
+    ir_fn = run_pipeline(ir_fn)
+    runner, backend = _backend(ir_fn)
+    out_weak = tuple(r.aval.weak_type for r in ir_fn.results)
+    return Compiled(ir_fn, out_treedef, out_weak, runner, backend)
+
+
+def _backend(ir_fn: Function) -> tuple[Callable, str]:
+    """The fastest backend that can run `ir_fn` (REDRAFT_BACKEND=interpret forces the
+    reference interpreter)."""
+    choice = os.environ.get("REDRAFT_BACKEND", "auto")
+    if choice != "interpret":
+        try:
+            from redraft.compiler.backend.llvm import compile_ir
+        except ImportError:
+            compile_ir = None
+        if compile_ir is not None:
+            runner = compile_ir(ir_fn)
+            if runner is not None:
+                return runner, "llvm"
+    from redraft.compiler.backend import interpret
+    return (lambda bufs: interpret.run(ir_fn, bufs)), "interpret"
+
+
+def log_compile(name: str, sig: Signature, reason: str) -> None:
+    if os.environ.get("REDRAFT_LOG_COMPILES"):
+        print(f"redraft: compiling {name}{sig.describe()}: {reason}", file=sys.stderr)

@@ -1,0 +1,28 @@
+"""The pass pipeline: a list of named IR -> IR rewrites, run top to bottom.
+
+REDRAFT_DUMP_IR=1 prints the IR after every pass (to stderr); REDRAFT_DUMP_IR=name prints
+it after the passes whose names contain `name`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+from redraft.compiler.ir.ssa import Function
+from redraft.compiler.ir.verify import verify
+
+Pass = Callable[[Function], Function]
+
+PIPELINE: list[tuple[str, Pass]] = [
+    ("verify", verify),
+]
+
+
+def run_pipeline(fn: Function, pipeline: list[tuple[str, Pass]] | None = None) -> Function:
+    dump = os.environ.get("REDRAFT_DUMP_IR", "")
+    for name, rewrite in pipeline or PIPELINE:
+        fn = rewrite(fn)
+        if dump and (dump == "1" or dump in name):
+            print(f"--- after {name} ---\n{fn}", file=sys.stderr)
+    return fn

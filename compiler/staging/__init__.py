@@ -1,0 +1,1 @@
+"""Staging: Core run on staged values, recorded as SSA IR (compiler/ir)."""

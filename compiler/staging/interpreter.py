@@ -1,0 +1,336 @@
+"""Staging: run Core with staged arguments, recording the array work as SSA IR.
+
+Python-level values (ints, tuples, static arguments, shapes) are computed now, so shape
+arithmetic folds; library functions (redraft.numpy) run as they are and their primitives
+are recorded by the builder; the user's own functions are interpreted as Core, so an `if`
+or `while` on a value only known at run time becomes a real IR branch or loop, and a
+`for` loop over a range stays a loop (compile time does not grow with the trip count).
+"""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+from redraft.compiler.core import ir
+from redraft.compiler.core.abstract import ShapedArray
+from redraft.compiler.ir.build import Builder, aval_of
+from redraft.compiler.ir.ssa import Block, for_p, print_p, while_p, cond_p
+from redraft.compiler.staging import values
+from redraft.runtime.array import Array
+from redraft.runtime.errors import ConcretizationTypeError, RedraftError
+
+MAX_DEPTH = 60
+
+
+class StagingError(RedraftError, TypeError):
+    """A function cannot be staged; the message names the user's file and line first."""
+
+
+class Interpreter:
+    """Evaluates Core statements; array values may be staged (values only known later)."""
+
+    def __init__(self, builder: Builder):
+        self.builder = builder
+        self.depth = 0
+
+    # ---- functions ------------------------------------------------------------------------
+    def call_function(self, core: ir.Function, args: list) -> Any:
+        if len(args) > len(core.params):
+            raise StagingError(f"{core.name} takes {len(core.params)} arguments, "
+                               f"got {len(args)}")
+        env: dict[str, Any] = dict(zip(core.params, args))
+        missing = core.params[len(args):]
+        defaults = dict(zip(core.params[len(core.params) - len(core.defaults):],
+                            core.defaults))
+        for p in missing:
+            if p not in defaults:
+                raise StagingError(f"{core.name} is missing argument {p!r}")
+            env[p] = defaults[p]
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise StagingError(f"{core.filename}:{core.firstline}: recursion deeper than "
+                               f"{MAX_DEPTH} while compiling {core.name}: recursion must end "
+                               "on values known when compiling (not on run-time values)")
+        try:
+            return self.block(core.body, env)
+        finally:
+            self.depth -= 1
+
+    def block(self, body: list[ir.Stmt], env: dict) -> Any:
+        result = None
+        for s in body:
+            self.builder.origin = s.origin
+            try:
+                result = self.stmt(s, env)
+            except RedraftError:
+                raise
+            except (TypeError, ValueError, IndexError, NameError, KeyError) as e:
+                raise _at(s, e) from e
+        return result
+
+    def stmt(self, s: ir.Stmt, env: dict) -> Any:
+        if isinstance(s, ir.Assign):
+            self.assign(s.targets, self.expr(s.expr, env), env)
+        elif isinstance(s, ir.ExprStmt):
+            self.expr(s.expr, env)
+        elif isinstance(s, ir.Return):
+            return self.atom(s.value, env)
+        elif isinstance(s, ir.If):
+            self.if_(s, env)
+        elif isinstance(s, ir.For):
+            self.for_(s, env)
+        elif isinstance(s, ir.While):
+            self.while_(s, env)
+        return None
+
+    @staticmethod
+    def assign(targets: tuple[str, ...], value, env: dict) -> None:
+        if len(targets) == 1:
+            env[targets[0]] = value
+            return
+        items = list(value)
+        if len(items) != len(targets):
+            raise ValueError(f"cannot unpack {len(items)} values into {len(targets)} names")
+        env.update(zip(targets, items))
+
+    # ---- expressions -----------------------------------------------------------------------
+    def atom(self, a, env: dict):
+        if isinstance(a, ir.Var):
+            try:
+                return env[a.name]
+            except KeyError:
+                raise NameError(f"name {a.name!r} is not defined here (assigned on only one "
+                                "path of a branch or loop?)") from None
+        if isinstance(a, ir.Const):
+            return a.value
+        if isinstance(a, ir.Ref):
+            return a.value
+        raise TypeError(f"not an atom: {a!r}")
+
+    def expr(self, e: ir.Expr, env: dict):
+        if isinstance(e, (ir.Var, ir.Const, ir.Ref)):
+            return self.atom(e, env)
+        if isinstance(e, ir.Tuple):
+            return tuple(self.atom(a, env) for a in e.items)
+        if isinstance(e, ir.List):
+            return [self.atom(a, env) for a in e.items]
+        if isinstance(e, ir.Attr):
+            return getattr(self.atom(e.obj, env), e.name)
+        if isinstance(e, ir.Call):
+            return self.call(e, env)
+        raise TypeError(f"not a Core expression: {e!r}")
+
+    def call(self, c: ir.Call, env: dict):
+        fn = self.expr(c.fn, env) if isinstance(c.fn, ir.Attr) else self.atom(c.fn, env)
+        args = [self.atom(a, env) for a in c.args]
+        if c.star_args is not None:
+            args += list(self.atom(c.star_args, env))
+        kwargs = {k: self.atom(v, env) for k, v in c.kwargs}
+        if fn is print:
+            return self.stage_print(args, kwargs)
+        if isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "format" and isinstance(
+                fn.__self__, str) and any(values.is_staged(a) for a in args + list(
+                kwargs.values())):
+            return values.StagedString(fn.__self__, args, kwargs)
+        core = values.core_to_interpret(fn)
+        if core is not None and not kwargs:
+            return self.call_function(core, args)
+        return fn(*args, **kwargs)
+
+    # ---- print -----------------------------------------------------------------------------
+    def stage_print(self, args: list, kwargs: dict) -> None:
+        """print(...) in compiled code prints when the code runs, with the run's values."""
+        sep = kwargs.get("sep", " ")
+        end = kwargs.get("end", "\n")
+        pieces, operands = [], []
+        for a in args:
+            if isinstance(a, values.StagedString):
+                template, ops = a.template_and_operands()
+                pieces.append(template)
+                operands += ops
+            elif isinstance(a, Array):
+                pieces.append("{}")
+                operands.append(a)
+            else:
+                pieces.append(str(a).replace("{", "{{").replace("}", "}}"))
+        template = sep.join(pieces) + end
+        ins = [self.builder.atom(o) for o in operands]
+        self.builder.emit(print_p, ins, [], {"template": template}, [])
+
+    # ---- branches ----------------------------------------------------------------------------
+    def if_(self, s: ir.If, env: dict) -> None:
+        cond = self.atom(s.cond, env)
+        if not values.is_staged(cond):
+            self.block(s.body if values.truth(cond) else s.orelse, env)
+            return
+        pred = values.predicate(cond)
+        names = sorted(ir.stmt_writes(s))
+        then_env, else_env = dict(env), dict(env)
+        then_block = self.region(s.body, then_env)
+        else_block = self.region(s.orelse, else_env)
+        outs = [n for n in names if n in then_env and n in else_env]
+        static, staged = values.split_outputs(outs, then_env, else_env)
+        env.update(static)
+        avals = [values.join_avals(n, then_env[n], else_env[n]) for n in staged]
+        self.finish_region(then_block, [then_env[n] for n in staged], avals)
+        self.finish_region(else_block, [else_env[n] for n in staged], avals)
+        results = self.builder.emit(cond_p, [self.builder.atom(pred)], avals, {},
+                                    [then_block, else_block])
+        env.update(zip(staged, results))
+
+    def region(self, body: list[ir.Stmt], env: dict, params: list | None = None) -> Block:
+        """Interpret `body` into a new block (with `params` bound in env by the caller)."""
+        block = self.builder.open_block(Block(params or [], [], []))
+        try:
+            self.block(body, env)
+        finally:
+            self.builder.close_block()
+        return block
+
+    def finish_region(self, block: Block, results: list, avals: list[ShapedArray]) -> None:
+        """Convert a region's results to the joined types, then make them its results."""
+        self.builder.open_block(block)
+        try:
+            block.results = [self.builder.atom(values.coerce(v, a))
+                             for v, a in zip(results, avals)]
+        finally:
+            self.builder.close_block()
+
+    # ---- loops ---------------------------------------------------------------------------------
+    def for_(self, s: ir.For, env: dict) -> None:
+        iterable = self.atom(s.iter, env)
+        if isinstance(iterable, Array) and iterable.ndim > 0:
+            iterable = values.RowsOf(iterable)
+        if isinstance(iterable, (range, values.RowsOf)) and self.worth_staging(s, env, iterable):
+            try:
+                self.staged_for(s, env, iterable)
+                return
+            except values.Unstageable:
+                pass  # fall back to running the loop now, unrolling it into the IR
+        for item in (iterable.rows() if isinstance(iterable, values.RowsOf) else iterable):
+            env[s.target] = item
+            self.block(s.body, env)
+
+    def worth_staging(self, s: ir.For, env: dict, iterable) -> bool:
+        """A loop stays a loop when it carries arrays through more than one iteration."""
+        if len(iterable) < 2:
+            return False
+        carried = [n for n in ir.block_writes(s.body) if n in env]
+        return any(isinstance(env[n], Array) for n in carried)
+
+    def staged_for(self, s: ir.For, env: dict, iterable) -> None:
+        carried = sorted(n for n in ir.block_writes(s.body) if n in env and n != s.target)
+        n_steps = len(iterable)
+        if isinstance(iterable, range):
+            start, step = iterable.start, iterable.step
+        else:
+            start, step = 0, 1
+
+        def body(loop_env: dict, index: Array) -> None:
+            if isinstance(iterable, values.RowsOf):
+                loop_env[s.target] = iterable.array[index]
+            else:
+                loop_env[s.target] = index * step + start if (step, start) != (1, 0) else index
+            self.block(s.body, loop_env)
+
+        results = self.staged_loop(for_p, carried, env, body, n_steps)
+        env.update(zip(carried, results))
+        if isinstance(iterable, range) and n_steps:
+            env[s.target] = iterable[-1]
+
+    def while_(self, s: ir.While, env: dict) -> None:
+        probe = dict(env)
+        self.block(s.cond_body, probe)
+        cond = self.atom(s.cond, probe)
+        if not values.is_staged(cond):
+            while True:
+                self.block(s.cond_body, env)
+                if not values.truth(self.atom(s.cond, env)):
+                    return
+                self.block(s.body, env)
+        carried = sorted(n for n in ir.block_writes(s.body) | ir.block_writes(s.cond_body)
+                         if n in env)
+
+        def cond_fn(loop_env: dict):
+            self.block(s.cond_body, loop_env)
+            return values.predicate(self.atom(s.cond, loop_env))
+
+        def body(loop_env: dict, _index) -> None:
+            self.block(s.body, loop_env)
+
+        try:
+            results = self.staged_loop(while_p, carried, env, body, None, cond_fn)
+        except values.Unstageable as e:
+            raise StagingError(f"a while loop on a run-time condition must carry arrays of "
+                               f"fixed shapes: {e}") from None
+        env.update(zip(carried, results))
+
+    def staged_loop(self, prim, carried: list[str], env: dict, body, n_steps, cond_fn=None):
+        """Stage a `for` (n_steps) or `while` (cond_fn) loop carrying the names `carried`;
+        types are widened until the body gives back what it was given (a fixpoint)."""
+        inits = [values.to_array(env[n], n) for n in carried]
+        avals = [aval_of(v) for v in inits]
+        for _ in range(4):
+            regions, outs = self.loop_regions(prim, carried, env, avals, body, cond_fn)
+            joined = [values.join_avals(n, ShapedArray(a.shape, a.dtype, a.weak_type), o)
+                      for n, a, o in zip(carried, avals, outs)]
+            if joined == avals:
+                break
+            avals = joined
+        else:
+            raise values.Unstageable("the loop's carried types do not settle")
+        body_block = regions[-1]
+        self.finish_region(body_block, outs, avals)
+        ins = [self.builder.atom(values.coerce(v, a)) for v, a in zip(inits, avals)]
+        if prim is for_p:
+            from redraft.compiler.ir.ssa import literal
+            ins = [literal(0, np.int32), literal(n_steps, np.int32)] + ins
+        return self.builder.emit(prim, ins, avals, {}, regions)
+
+    def loop_regions(self, prim, carried, env, avals, body, cond_fn):
+        regions = []
+        if prim is while_p:
+            cond_env = dict(env)
+            block = self.builder.open_block()
+            try:
+                for n, a in zip(carried, avals):
+                    cond_env[n] = self.builder.new_param(a)
+                pred = cond_fn(cond_env)
+                block.results = [self.builder.atom(pred)]
+            finally:
+                self.builder.close_block()
+            regions.append(block)
+        loop_env = dict(env)
+        block = self.builder.open_block()
+        try:
+            index = self.builder.new_param(ShapedArray((), np.dtype(np.int32))) if (
+                prim is for_p) else None
+            for n, a in zip(carried, avals):
+                loop_env[n] = self.builder.new_param(a)
+            try:
+                body(loop_env, index)
+            except (ConcretizationTypeError, values.Unstageable) as e:
+                raise values.Unstageable(str(e)) from None
+            outs = [loop_env[n] for n in carried]
+            for n, o in zip(carried, outs):
+                if not isinstance(o, (Array, int, float, bool, complex)):
+                    raise values.Unstageable(f"`{n}` holds a {type(o).__name__}")
+        finally:
+            self.builder.close_block()
+        regions.append(block)
+        return regions, outs
+
+
+def _at(s: ir.Stmt, e: Exception) -> Exception:
+    """`e`, its message prefixed by the user's file and line."""
+    if s.origin is None or getattr(e, "_redraft_located", False):
+        return e
+    text = f"{s.origin[0]}:{s.origin[1]}: {e}"
+    try:
+        out = type(e)(text)
+    except Exception:  # noqa: BLE001 - exception types with other constructors
+        return e
+    out._redraft_located = True
+    return out

@@ -1,0 +1,178 @@
+"""What staging needs to know about values: staged or not, joining the types two branches
+or loop iterations give a name, and which called functions to interpret as Core."""
+from __future__ import annotations
+
+import string
+import types
+
+import numpy as np
+
+from redraft.compiler.core.abstract import ShapedArray
+from redraft.runtime import dtypes
+from redraft.runtime.array import Array
+from redraft.runtime.convert import as_array
+from redraft.runtime.errors import RedraftError, TracerBoolConversionError
+from redraft.runtime.staged import StagedBuf
+
+
+class Unstageable(RedraftError):
+    """A loop cannot become an IR loop (it carries Python objects, or needs run-time
+    values as Python values); the interpreter then runs it now, unrolled."""
+
+
+def is_staged(v) -> bool:
+    return isinstance(v, Array) and type(v._buf) is StagedBuf
+
+
+def truth(v) -> bool:
+    return bool(v)
+
+
+def predicate(cond) -> Array:
+    """A staged condition as a bool scalar (nonzero numbers are true, as in Python)."""
+    if cond.shape != ():
+        raise TracerBoolConversionError(
+            f"the truth value of an array of shape {cond.shape} is ambiguous in an `if` or "
+            "`while`: reduce it with .any() or .all()")
+    if cond.dtype != np.bool_:
+        import redraft.numpy as jnp
+        return jnp.not_equal(cond, 0)
+    return cond
+
+
+def _type(v) -> ShapedArray:
+    if isinstance(v, ShapedArray):
+        return v
+    if isinstance(v, Array):
+        return ShapedArray(v.shape, v.dtype, v._weak)
+    a = as_array(v)
+    return ShapedArray(a.shape, a.dtype, a._weak)
+
+
+def join_avals(name: str, a, b) -> ShapedArray:
+    """The type a name must have to hold `a` on one path and `b` on the other."""
+    ta, tb = _type(a), _type(b)
+    if ta.shape != tb.shape:
+        raise Unstageable(f"`{name}` has shape {ta.shape} on one path and {tb.shape} on the "
+                          "other; values chosen at run time need one shape")
+    dtype, weak = dtypes.promote_pair(ta.dtype, ta.weak_type, tb.dtype, tb.weak_type)
+    return ShapedArray(ta.shape, dtype, weak)
+
+
+def split_outputs(names: list[str], then_env: dict, else_env: dict):
+    """({name: value} equal on both paths, [names whose values must be chosen at run time])."""
+    static, staged = {}, []
+    for n in names:
+        a, b = then_env[n], else_env[n]
+        if not isinstance(a, Array) and not isinstance(b, Array):
+            if a is b or (_simple(a) and _simple(b) and type(a) is type(b) and a == b):
+                static[n] = a
+                continue
+            if not (_number(a) and _number(b)):
+                raise Unstageable(f"`{n}` is given different Python values ({a!r:.40} and "
+                                  f"{b!r:.40}) by the two branches of an `if` on a run-time "
+                                  "value")
+        staged.append(n)
+    return static, staged
+
+
+def _simple(v) -> bool:
+    return isinstance(v, (int, float, bool, complex, str, type(None), tuple))
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float, bool, complex, np.number, Array))
+
+
+def to_array(v, name: str) -> Array:
+    if isinstance(v, Array):
+        return v
+    if _number(v):
+        return as_array(v)
+    raise Unstageable(f"`{name}` holds a {type(v).__name__}, not an array")
+
+
+def coerce(v, aval: ShapedArray) -> Array:
+    """`v` as an Array of `aval`'s dtype."""
+    x = to_array(v, "value")
+    if x.dtype != aval.dtype:
+        from redraft.numpy.promotion import convert
+        x = convert(x, aval.dtype, aval.weak_type)
+    return x
+
+
+class RowsOf:
+    """`for row in x` over an array: a loop over its first axis."""
+
+    def __init__(self, array: Array):
+        self.array = array
+
+    def __len__(self) -> int:
+        return self.array.shape[0]
+
+    def rows(self):
+        return (self.array[i] for i in range(len(self)))
+
+
+class StagedString:
+    """`"x = {:.2f}".format(x)` with staged operands: formatted when the code runs."""
+
+    def __init__(self, template: str, args: list, kwargs: dict):
+        self.template = template
+        self.args = args
+        self.kwargs = kwargs
+
+    def template_and_operands(self) -> tuple[str, list]:
+        """A template whose only fields are positional `{}`s for array operands; every
+        other field is formatted now."""
+        out, operands, auto = [], [], 0
+        for text, field, spec, conversion in string.Formatter().parse(self.template):
+            out.append(text.replace("{", "{{").replace("}", "}}"))
+            if field is None:
+                continue
+            if field == "":
+                value, auto = self.args[auto], auto + 1
+            elif field.isdigit():
+                value = self.args[int(field)]
+            else:
+                value = self.kwargs[field]
+            tail = (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            if isinstance(value, Array):
+                out.append("{" + tail + "}")
+                operands.append(value)
+            else:
+                text_now = ("{" + tail + "}").format(value)
+                out.append(text_now.replace("{", "{{").replace("}", "}}"))
+        return "".join(out), operands
+
+
+_CORES: dict[int, tuple] = {}
+
+
+def core_to_interpret(fn):
+    """The Core of `fn` if staging should interpret it (the user's functions, generated
+    ones, jitted ones), else None (library functions run as they are)."""
+    key = id(fn)
+    if key in _CORES and _CORES[key][0] is fn:
+        return _CORES[key][1]
+    core = _find_core(fn)
+    _CORES[key] = (fn, core)
+    return core
+
+
+def _find_core(fn):
+    from redraft.compiler.transforms.common import core_of
+    from redraft.jit import Jitted
+    if isinstance(fn, Jitted):
+        fn = fn.fun
+    if hasattr(fn, "__redraft_transformable__") or hasattr(fn, "__redraft_core__"):
+        return core_of(fn)
+    if not isinstance(fn, types.FunctionType):
+        return None
+    module = getattr(fn, "__module__", "") or ""
+    if module.startswith("redraft"):
+        return None
+    try:
+        return core_of(fn)
+    except (SyntaxError, OSError, TypeError):
+        return None  # unreadable or unsupported source: run it as Python instead
