@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from redraft.compiler.ir.ssa import Block, Function, Literal, cond_p, for_p, print_p, while_p
+from redraft.compiler.ir.ssa import (Block, Function, Literal, cond_p, for_p, fused_p,
+                                     print_p, while_p)
 from redraft.runtime.array import wrap_host
 from redraft.runtime.eager import impl_rules
 
@@ -36,6 +37,8 @@ def _block(block: Block, params: list, env: dict) -> list:
             outs = ins[2:]
             for i in range(int(ins[0]), int(ins[1])):
                 outs = _block(eqn.regions[0], [np.asarray(i, np.int32)] + outs, env)
+        elif eqn.prim is fused_p:  # whole-array semantics give the same values
+            outs = _block(eqn.regions[0], ins, env)
         elif eqn.prim is print_p:
             values = [wrap_host(np.asarray(v), a.aval.weak_type) for v, a in zip(ins, eqn.ins)]
             print(eqn.params["template"].format(*values), end="")

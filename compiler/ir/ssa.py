@@ -108,7 +108,14 @@ while_p = Primitive("while", "control", WeakRule.NEVER, multiple_results=True)
 for_p = Primitive("for", "control", WeakRule.NEVER, multiple_results=True)
 print_p = Primitive("debug_print", "effects", WeakRule.NEVER, multiple_results=True)
 
-CONTROL_PRIMITIVES = (cond_p, while_p, for_p)
+# A loop nest made by the fusion pass: `outs = fused[shape=S, kind=K] ins { params . body }`.
+# The region's params correspond one to one to `ins`; its body holds only elementwise
+# primitives (and, for kind="reduce", one trailing reduction per output over `axes`), and
+# computes one element at a time over the iteration space `shape`: operands whose shape
+# differs from `shape` are broadcast NumPy-style. Backends emit it as ONE pass over memory.
+fused_p = Primitive("fused", "control", WeakRule.NEVER, multiple_results=True)
+
+CONTROL_PRIMITIVES = (cond_p, while_p, for_p, fused_p)
 EFFECT_PRIMITIVES = (print_p,)
 
 
