@@ -104,6 +104,9 @@ class Array:
         return int(self._scalar("index"))
 
     def _scalar(self, what: str):
+        if type(self._buf) is not np.ndarray:  # staged: no value while compiling
+            from redraft.runtime.errors import ConcretizationTypeError
+            raise ConcretizationTypeError(self._buf._needs(f"a Python {what}"))
         if self._buf.size != 1:
             raise TypeError(f"only arrays of size 1 convert to Python {what}, "
                             f"not shape {self.shape}")

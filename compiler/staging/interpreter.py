@@ -64,8 +64,8 @@ class Interpreter:
             self.builder.origin = s.origin
             try:
                 result = self.stmt(s, env)
-            except RedraftError:
-                raise
+            except values.Unstageable as e:
+                raise _at(s, StagingError(str(e))) from None
             except (TypeError, ValueError, IndexError, NameError, KeyError) as e:
                 raise _at(s, e) from e
         return result
@@ -324,8 +324,9 @@ class Interpreter:
 
 
 def _at(s: ir.Stmt, e: Exception) -> Exception:
-    """`e`, its message prefixed by the user's file and line."""
-    if s.origin is None or getattr(e, "_redraft_located", False):
+    """`e`, its message prefixed by the user's file and line (innermost line wins)."""
+    if s.origin is None or getattr(e, "_redraft_located", False) or (
+            isinstance(e, StagingError) and str(e).startswith(s.origin[0])):
         return e
     text = f"{s.origin[0]}:{s.origin[1]}: {e}"
     try:

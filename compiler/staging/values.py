@@ -2,6 +2,7 @@
 or loop iterations give a name, and which called functions to interpret as Core."""
 from __future__ import annotations
 
+import re
 import string
 import types
 
@@ -49,10 +50,16 @@ def _type(v) -> ShapedArray:
     return ShapedArray(a.shape, a.dtype, a._weak)
 
 
+def user_name(name: str) -> str:
+    """The user's name behind an SSA version (`y_2` was the user's `y`)."""
+    return re.sub(r"(_\d+)+$", "", name) or name
+
+
 def join_avals(name: str, a, b) -> ShapedArray:
     """The type a name must have to hold `a` on one path and `b` on the other."""
     ta, tb = _type(a), _type(b)
     if ta.shape != tb.shape:
+        name = user_name(name)
         raise Unstageable(f"`{name}` has shape {ta.shape} on one path and {tb.shape} on the "
                           "other; values chosen at run time need one shape")
     dtype, weak = dtypes.promote_pair(ta.dtype, ta.weak_type, tb.dtype, tb.weak_type)
@@ -69,7 +76,7 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
                 static[n] = a
                 continue
             if not (_number(a) and _number(b)):
-                raise Unstageable(f"`{n}` is given different Python values ({a!r:.40} and "
+                raise Unstageable(f"`{user_name(n)}` is given different Python values ({a!r:.40} and "
                                   f"{b!r:.40}) by the two branches of an `if` on a run-time "
                                   "value")
         staged.append(n)

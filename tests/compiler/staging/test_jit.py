@@ -1,0 +1,152 @@
+"""jit: staging Core into SSA IR, caching per signature, control flow on run-time values,
+print at run time, errors at the user's line. Results must equal eager execution."""
+import io
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+import redraft
+import redraft.numpy as jnp
+from redraft import grad, jit, tree_util
+from redraft.runtime.errors import NonConcreteBooleanIndexError
+
+from . import jit_functions as fns
+
+RNG = np.random.default_rng(0)
+
+
+def close(a, b, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (fns.selu, (jnp.array(RNG.standard_normal(50)),)),
+    (fns.decay, (jnp.array(RNG.random((4, 5))),)),
+    (fns.halve_until_small, (jnp.ones(3),)),
+    (fns.branch_on_value, (jnp.array([1.0, 2.0]),)),
+    (fns.branch_on_value, (jnp.array([-1.0, -2.0]),)),
+    (fns.loop_index_used, (jnp.arange(3.0),)),
+    (fns.loop_over_rows, (jnp.array(RNG.random((4, 3))),)),
+    (fns.shape_arithmetic, (jnp.ones((2, 3)),)),
+    (fns.calls_inner, (jnp.arange(4.0),)),
+    (fns.fori, (jnp.arange(3.0),)),
+    (fns.sum_logistic, (jnp.arange(3.0),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_jit_matches_eager(fn, args):
+    expected = tree_util.tree_leaves(fn(*args))
+    actual = tree_util.tree_leaves(jit(fn)(*args))
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        close(a, e)
+
+
+def test_loops_stay_loops_in_the_ir():
+    text = str(redraft.make_jaxpr(fns.decay)(jnp.ones(3)))
+    assert text.count(" for ") == 1 and text.count("mul") == 1, text
+    text = str(redraft.make_jaxpr(fns.halve_until_small)(jnp.ones(3)))
+    assert " while " in text, text
+
+
+def test_branch_on_run_time_value_is_a_cond():
+    text = str(redraft.make_jaxpr(fns.branch_on_value)(jnp.ones(3)))
+    assert " cond " in text and "exp" in text, text
+
+
+def test_python_bool_argument_compiles_to_a_branch():
+    f = jit(fns.sign_branch)
+    r = f(1, True)
+    assert int(r) == -1 and repr(r) == "Array(-1, dtype=int32, weak_type=True)"
+    assert int(f(1, False)) == 1
+    assert f.cache_size == 1  # both calls share the signature (i32~, bool)
+
+
+def test_same_signature_compiles_once_new_one_recompiles(monkeypatch, capsys):
+    monkeypatch.setenv("REDRAFT_LOG_COMPILES", "1")
+    f = jit(fns.selu)
+    f(jnp.ones(3))
+    f(jnp.zeros(3))
+    assert f.cache_size == 1
+    f(jnp.ones(4))
+    assert f.cache_size == 2
+    err = capsys.readouterr().err
+    assert err.count("redraft: compiling selu") == 2 and "new signature" in err
+
+
+def test_static_arguments():
+    f = jit(fns.static_power, static_argnums=(1,))
+    close(f(jnp.arange(3.0), 3), np.arange(3.0) ** 3)
+    close(f(jnp.arange(3.0), 2), np.arange(3.0) ** 2)
+    assert f.cache_size == 2
+    g = jit(fns.static_power, static_argnames="n")
+    close(g(jnp.arange(3.0), n=2), np.arange(3.0) ** 2)
+    with pytest.raises(ValueError, match="hashable"):
+        jit(fns.sign_branch, static_argnums=1)(1.0, [1])
+
+
+def test_pytrees_in_and_out():
+    params = {"w": jnp.array(RNG.random((3, 2))), "b": jnp.array(RNG.random(2))}
+    x = jnp.array(RNG.random((4, 3)))
+    out = jit(fns.pytree_in_out)(params, x)
+    ref = fns.pytree_in_out(params, x)
+    assert set(out) == {"h", "norm"}
+    close(out["h"], ref["h"])
+    close(out["norm"], ref["norm"])
+
+
+def test_print_happens_at_run_time_every_call():
+    f = jit(fns.prints)
+    x, y = np.ones((3, 4), np.float32), np.ones(4, np.float32)
+    for _ in range(2):
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            out = f(x, y)
+        assert "Running f():" in buf.getvalue() and "  x = [[1. 1. 1. 1.]" in buf.getvalue()
+        assert "result = [16. 16. 16.]" in buf.getvalue()
+    close(out, (x + 1) @ (y + 1))
+
+
+def test_boolean_mask_raises_jax_error_at_user_line():
+    with pytest.raises(NonConcreteBooleanIndexError, match=r"jit_functions.py:\d+"):
+        jit(fns.get_negatives)(jnp.array([1.0, -2.0]))
+
+
+def test_grad_of_jit_and_jit_of_grad():
+    x = jnp.arange(3.0)
+    expected = grad(fns.sum_logistic)(x)
+    close(grad(jit(fns.sum_logistic))(x), expected)
+    close(jit(grad(fns.sum_logistic))(x), expected)
+    close(grad(jit(grad(jit(grad(fns.sum_logistic)))))(1.0), -0.0353256, rtol=1e-4)
+
+
+def test_nested_jit_is_inlined():
+    g = jit(fns.inner)
+
+    def outer(x):  # not read as source: calls g, which is staged into outer's IR
+        return g(x) + 1.0
+    close(jit(fns.calls_inner)(jnp.ones(2)), fns.calls_inner(jnp.ones(2)))
+    assert g(jnp.ones(2)).shape == (2,)
+    del outer
+
+
+def test_lower_and_make_ir_print_the_ir():
+    text = jit(fns.selu).lower(jnp.ones(3)).as_text()
+    assert text.startswith("{ lambda selu ;") and "exp" in text and "select" in text
+    assert str(redraft.make_ir(fns.selu)(jnp.ones(3))) == str(
+        redraft.make_jaxpr(fns.selu)(jnp.ones(3)))
+
+
+def test_shape_mismatch_between_branches_names_the_variable():
+    def f(x):
+        return x
+    with pytest.raises(TypeError, match="has shape"):
+        jit(_mismatched_branches)(jnp.ones(3))
+    del f
+
+
+def _mismatched_branches(x):
+    if x.sum() > 0:
+        y = x
+    else:
+        y = x[:2]
+    return y
