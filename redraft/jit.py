@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from redraft.compiler import driver
 from redraft.runtime.array import Array
-from redraft.runtime.errors import user_frames_note
+from redraft.runtime.errors import prefix_user_origin
 from redraft.runtime.pytree import tree_leaves
 from redraft.runtime.staged import StagedBuf
 
@@ -62,9 +62,7 @@ class Jitted:
         try:
             return compiled(leaves)
         except Exception as e:
-            note = user_frames_note(e)
-            if note and hasattr(e, "add_note"):
-                e.add_note(note)
+            prefix_user_origin(e)
             raise
 
     def _inline(self, args: tuple):

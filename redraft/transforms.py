@@ -20,7 +20,7 @@ from redraft.compiler.transforms.custom import custom_jvp, custom_vjp  # noqa: F
 from redraft.compiler.transforms.jacobian import jacobian_function
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
-from redraft.runtime.errors import user_frames_note
+from redraft.runtime.errors import prefix_user_origin
 from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
 
 
@@ -78,6 +78,7 @@ def _mask(n_args: int, argnums: Sequence[int]) -> tuple[bool, ...]:
 
 
 def _check_inexact(args: tuple, argnums: Sequence[int], allow_int: bool, name: str) -> None:
+    _mask(len(args), argnums)  # argnums out of range: say so, rather than an IndexError
     if allow_int:
         return
     for i in argnums:
@@ -97,9 +98,7 @@ def _run(fn: Callable, args: tuple):
     try:
         return fn(*args)
     except Exception as e:
-        note = user_frames_note(e)
-        if note and hasattr(e, "add_note"):
-            e.add_note(note)
+        prefix_user_origin(e)
         raise
 
 

@@ -36,3 +36,18 @@ def user_frames_note(exc: BaseException) -> str | None:
     if found is None:
         return None
     return f"redraft: raised in code generated from {found[0]}:{found[1]}"
+
+
+def prefix_user_origin(exc: BaseException) -> None:
+    """Start `exc`'s message with the user's file and line when it was raised inside code
+    redraft generated (the note says which user line the generated line came from)."""
+    note = user_frames_note(exc)
+    if note is None:
+        return
+    where = note.rsplit(" ", 1)[-1]
+    if exc.args and isinstance(exc.args[0], str) and not exc.args[0].startswith(where):
+        exc.args = (f"{where}: {exc.args[0]}",) + tuple(exc.args[1:])
+    elif not exc.args:
+        exc.args = (where,)
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
