@@ -21,14 +21,15 @@ class WeakRule(Enum):
 class Primitive:
     """A named operation; identity is the object, `name` is what printers show."""
 
-    __slots__ = ("name", "weak_rule", "multiple_results", "family")
+    __slots__ = ("name", "weak_rule", "multiple_results", "family", "weak_operands")
 
     def __init__(self, name: str, family: str, weak_rule: WeakRule = WeakRule.ALL,
-                 multiple_results: bool = False):
+                 multiple_results: bool = False, weak_operands: tuple[int, ...] | None = None):
         self.name = name
         self.family = family
         self.weak_rule = weak_rule
         self.multiple_results = multiple_results
+        self.weak_operands = weak_operands  # for WeakRule.ALL: which operands count
         ALL_PRIMITIVES[name] = self
 
     def __repr__(self) -> str:
@@ -36,6 +37,9 @@ class Primitive:
 
     def result_weak(self, operand_weaks, params: dict) -> bool:
         if self.weak_rule is WeakRule.ALL:
+            if self.weak_operands is not None:
+                operand_weaks = [operand_weaks[i] for i in self.weak_operands
+                                 if i < len(operand_weaks)]
             return bool(operand_weaks) and all(operand_weaks)
         if self.weak_rule is WeakRule.PARAM:
             return bool(params.get("weak_type", False))

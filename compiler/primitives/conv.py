@@ -13,7 +13,8 @@ B groups; out feature group b convolves lhs batch group b. At most one of them e
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 

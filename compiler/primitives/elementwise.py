@@ -42,7 +42,9 @@ def _unary(name: str, impl, accepts: tuple[str, str], result_dtype=None) -> Prim
     def abstract_eval(x: ShapedArray, **params) -> ShapedArray:
         check_dtype_kind(x.dtype, kinds, f"lax.{name}", what)
         dtype = x.dtype if result_dtype is None else result_dtype
-        return ShapedArray(x.shape, dtype, x.weak_type and result_dtype is None)
+        if name == "abs" and x.dtype.kind == "c":  # |complex| is real
+            dtype = np.dtype(np.float32 if x.dtype == np.complex64 else np.float64)
+        return ShapedArray(x.shape, dtype, prim.result_weak([x.weak_type], params))
 
     abstract_eval_rules[prim] = abstract_eval
     return prim
@@ -236,9 +238,14 @@ digamma_p = _unary("digamma", _digamma, REAL_FLOAT)
 real_p = _unary("real", np.real, ("c", "a complex operand"))
 imag_p = _unary("imag", np.imag, ("c", "a complex operand"))
 conj_p = _unary("conj", np.conj, FLOATING)
+def _complex_part_abstract(x: ShapedArray, **_) -> ShapedArray:
+    check_dtype_kind(x.dtype, "c", "lax.real/imag", "a complex operand")
+    real = np.float32 if x.dtype == np.complex64 else np.float64
+    return ShapedArray(x.shape, np.dtype(real), x.weak_type)
+
+
 for _p in (real_p, imag_p):
-    abstract_eval_rules[_p] = (lambda x, **_: ShapedArray(
-        x.shape, np.dtype(np.float32 if x.dtype == np.complex64 else np.float64), x.weak_type))
+    abstract_eval_rules[_p] = _complex_part_abstract
 
 # ---- binary -----------------------------------------------------------------------------------
 
@@ -273,7 +280,7 @@ ge_p = _binary("ge", np.greater_equal, ("biuf", "a real operand"), dtypes.bool_)
 
 # ---- select, clamp, integer_pow, convert_element_type -----------------------------------------
 
-select_p = Primitive("select", FAMILY, WeakRule.ALL)
+select_p = Primitive("select", FAMILY, WeakRule.ALL, weak_operands=(1, 2))
 
 
 def _select_impl(pred, on_true, on_false):
@@ -325,7 +332,7 @@ impl_rules[convert_element_type_p] = _convert_impl
 abstract_eval_rules[convert_element_type_p] = (
     lambda x, *, new_dtype, weak_type=False: ShapedArray(x.shape, np.dtype(new_dtype), weak_type))
 
-clamp_p = Primitive("clamp", FAMILY)
+clamp_p = Primitive("clamp", FAMILY, weak_operands=(1,))
 impl_rules[clamp_p] = lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi).astype(x.dtype)
 abstract_eval_rules[clamp_p] = lambda lo, x, hi: ShapedArray(
     broadcast_shapes(lo.shape, x.shape, hi.shape, op="lax.clamp"), x.dtype, x.weak_type)
@@ -343,7 +350,10 @@ def _lax_fn(prim: Primitive):
 
 def select(pred, on_true, on_false) -> Array:
     on_true, on_false = strict_operands("select", (on_true, on_false))
-    return apply(select_p, as_array(pred), on_true, on_false)
+    pred = as_array(pred)
+    abstract_eval_rules[select_p](*(ShapedArray(a.shape, a.dtype, a._weak)
+                                    for a in (pred, on_true, on_false)))
+    return bind(select_p, pred, on_true, on_false)
 
 
 def clamp(min, x, max) -> Array:  # noqa: A002 - lax's parameter names

@@ -23,7 +23,8 @@ Negative indices are out of bounds: lax does not wrap them (redraft.numpy does).
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class GatherScatterMode(enum.Enum):
     PROMISE_IN_BOUNDS = "promise_in_bounds"
 
     @staticmethod
-    def from_any(mode) -> "GatherScatterMode":
+    def from_any(mode) -> GatherScatterMode:
         """A mode from an enum member or 'clip' / 'fill' / 'drop' / 'promise_in_bounds'.
 
         None means FILL_OR_DROP (scatter's default; gather passes its own default).

@@ -14,13 +14,14 @@ from redraft.runtime.eager import bind, impl_rules
 FAMILY = "reductions"
 
 
-def _reduce(name: str, impl, kinds: str = "biufc") -> Primitive:
+def _reduce(name: str, impl, kinds: str = "biufc", what: str = "a numeric operand"
+            ) -> Primitive:
     """A reduction `x -> y` over the static `axes` (sorted, non-negative)."""
     prim = Primitive(name, FAMILY)
     impl_rules[prim] = impl
 
     def abstract_eval(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
-        check_dtype_kind(x.dtype, kinds, f"lax.{name}", "a numeric operand")
+        check_dtype_kind(x.dtype, kinds, f"lax.{name}", what)
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, x.weak_type)
 
@@ -34,22 +35,28 @@ def _typed(np_fn):
     return impl
 
 
+def _identity(dtype: np.dtype, largest: bool):
+    """The identity of max (the smallest value) or min (the largest), as in XLA."""
+    if dtype.kind == "f":
+        return -np.inf if largest else np.inf
+    if dtype.kind == "b":
+        return not largest
+    info = np.iinfo(dtype)
+    return info.min if largest else info.max
+
+
 def _reduce_max(x, *, axes):
-    if x.size == 0:
-        raise ValueError("max of an empty array has no identity")
-    return np.max(x, axis=axes)
+    return np.max(x, axis=axes, initial=_identity(x.dtype, True))
 
 
 def _reduce_min(x, *, axes):
-    if x.size == 0:
-        raise ValueError("min of an empty array has no identity")
-    return np.min(x, axis=axes)
+    return np.min(x, axis=axes, initial=_identity(x.dtype, False))
 
 
 reduce_sum_p = _reduce("reduce_sum", _typed(np.sum))
 reduce_prod_p = _reduce("reduce_prod", _typed(np.prod))
-reduce_max_p = _reduce("reduce_max", _reduce_max, "biuf")
-reduce_min_p = _reduce("reduce_min", _reduce_min, "biuf")
+reduce_max_p = _reduce("reduce_max", _reduce_max, "biuf", "a real operand")
+reduce_min_p = _reduce("reduce_min", _reduce_min, "biuf", "a real operand")
 reduce_and_p = _reduce("reduce_and", lambda x, *, axes: np.all(x, axis=axes), "b")
 reduce_or_p = _reduce("reduce_or", lambda x, *, axes: np.any(x, axis=axes), "b")
 

@@ -195,7 +195,7 @@ def _pad_impl(x, padding_value, *, padding_config):
     if any(i for _, _, i in lo_hi_interior):  # interior padding: scatter into a strided view
         shape = [d + max(d - 1, 0) * i for d, (_, _, i) in zip(x.shape, lo_hi_interior)]
         spread = np.full(shape, padding_value, x.dtype)
-        spread[tuple(slice(None, None, i + 1) for _, _, i in lo_hi_interior)] = x
+        spread[tuple(builtins.slice(None, None, i + 1) for _, _, i in lo_hi_interior)] = x
         out = spread
     for axis, (lo, hi, _) in enumerate(lo_hi_interior):
         out = _pad_axis(out, axis, lo, hi, padding_value)
@@ -232,6 +232,7 @@ def _pad_abstract(x: ShapedArray, v: ShapedArray, *, padding_config) -> ShapedAr
 
 
 pad_p = _declare("pad", _pad_impl, _pad_abstract)
+pad_p.weak_operands = (0,)
 
 
 def pad(operand, padding_value, padding_config) -> Array:
@@ -290,6 +291,7 @@ def _dynamic_slice_abstract(x: ShapedArray, *starts: ShapedArray, slice_sizes) -
 
 
 dynamic_slice_p = _declare("dynamic_slice", _dynamic_slice_impl, _dynamic_slice_abstract)
+dynamic_slice_p.weak_operands = (0,)
 
 
 def _start_operands(start_indices) -> list[Array]:
@@ -320,6 +322,7 @@ def _dynamic_update_slice_abstract(x: ShapedArray, update: ShapedArray, *starts)
 
 dynamic_update_slice_p = _declare("dynamic_update_slice", _dynamic_update_slice_impl,
                                   _dynamic_update_slice_abstract)
+dynamic_update_slice_p.weak_operands = (0,)
 
 
 def dynamic_update_slice(operand, update, start_indices) -> Array:
