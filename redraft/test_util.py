@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from redraft.compiler.transforms import callees
+from redraft.runtime.convert import as_array
 from redraft.runtime.pytree import tree_flatten, tree_map
 
 DEFAULT_EPS = 1e-3
@@ -25,14 +26,20 @@ def _random_like(tree, rng: np.random.Generator):
     return tree_map(lambda v: rng.standard_normal(np.shape(v)).astype(np.float32), tree)
 
 
+def _to_array(v):
+    """NumPy leaves become redraft arrays (f sees what the derivative functions see)."""
+    return as_array(v) if isinstance(v, (np.ndarray, np.generic)) else v
+
+
 def _inner(a, b) -> float:
     return float(sum(np.vdot(x, y) for x, y in zip(_leaves64(a), _leaves64(b))))
 
 
 def _axpy(alpha: float, x, y):
-    """y + alpha * x, leaf by leaf, in float32 like the inputs."""
-    return tree_map(lambda u, v: (np.asarray(v, np.float64) + alpha * np.asarray(u, np.float64)
-                                  ).astype(np.float32), x, y)
+    """y + alpha * x, leaf by leaf, in float32 like the inputs, as redraft arrays (so that
+    the function may use their methods, such as x.at[i].set(v))."""
+    return tree_map(lambda u, v: as_array((np.asarray(v, np.float64) + alpha * np.asarray(
+        u, np.float64)).astype(np.float32)), x, y)
 
 
 def _assert_close(actual, expected, atol: float, rtol: float, what: str) -> None:
@@ -77,7 +84,7 @@ def check_grads(f: Callable, args: Sequence, order: int, modes: Sequence[str] = 
                 seed: int = 0) -> None:
     """Check f's derivatives up to `order` in the given modes; raises AssertionError."""
     rng = np.random.default_rng(seed)
-    args = tuple(args)
+    args = tree_map(_to_array, tuple(args))
     for mode in modes:
         if mode not in ("fwd", "rev"):
             raise ValueError(f"unknown mode {mode!r}: use 'fwd' and/or 'rev'")

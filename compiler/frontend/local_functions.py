@@ -58,7 +58,8 @@ def lift(parent, node, name: str) -> LocalFunction:
     from redraft.compiler.frontend.normalize import Lowering
     from redraft.compiler.frontend.ssa import to_ssa
     from redraft.compiler.transforms.callees import CoreFunction
-    own_params = [a.id for a in node.args.args]
+    own_params = [a.id for a in list(getattr(node.args, "posonlyargs", []))
+                  + list(node.args.args)]
     body = node.body if isinstance(node.body, list) else [node.body]
     own_locals = set(own_params) | assigned_names(body)
     reads = set().union(*(read_names(s) for s in body))

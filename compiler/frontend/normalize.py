@@ -80,7 +80,8 @@ class Lowering:
         self.env = Environment(fn)
         self.counter = 0
         node = parsed.node
-        self.params = tuple(a.id for a in node.args.args)
+        self.params = tuple(a.id for a in list(getattr(node.args, "posonlyargs", []))
+                            + list(node.args.args))
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.fail(node, "*args, **kwargs and keyword-only parameters are not supported "
                             "in transformed functions yet")

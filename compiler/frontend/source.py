@@ -108,5 +108,6 @@ def _match_by_position(candidates, code):
 
 def _match_by_signature(candidates, code):
     names = code.co_varnames[:code.co_argcount]
-    same = [n for n in candidates if tuple(a.id for a in n.args.args) == names]
+    same = [n for n in candidates if tuple(a.id for a in list(
+        getattr(n.args, "posonlyargs", [])) + list(n.args.args)) == names]
     return same or candidates

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from redraft.runtime.array import Array
-from redraft.runtime.pytree import tree_map
+from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
 
 
 def _jnp():
@@ -105,8 +105,16 @@ def ones_like(x):
 
 
 def basis(x, i: int):
-    """The i-th standard basis element shaped like `x` (a row of the identity)."""
+    """The i-th standard basis element shaped like `x` (a row of the identity); for a
+    pytree, element i of its leaves taken in order."""
     jnp = _jnp()
+    if _is_tree(x):
+        leaves, treedef = tree_flatten(x)
+        sizes = [size(v) for v in leaves]
+        starts = np.cumsum([0] + sizes)
+        return tree_unflatten(treedef, [
+            basis(v, i - start) if start <= i < start + n else zeros_like(jnp.asarray(v))
+            for v, start, n in zip(leaves, starts, sizes)])
     a = jnp.asarray(x)
     dtype = a.dtype if a.dtype.kind in "fc" else np.float32
     flat = jnp.zeros((a.size,), dtype).at[i].set(1)
@@ -114,12 +122,23 @@ def basis(x, i: int):
 
 
 def size(x) -> int:
+    """The number of elements of `x` (of all its leaves, for a pytree)."""
+    if _is_tree(x):
+        return sum(size(v) for v in tree_flatten(x)[0])
     return int(np.prod(_jnp().shape(x), dtype=np.int64))
 
 
+def _is_tree(x) -> bool:
+    """True for a pytree with structure (a tuple, dict, registered class), not an array."""
+    return not isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, complex))
+
+
 def stack_jacobian(rows: list, out, x, rows_first: bool = True):
-    """Stack per-basis results into a Jacobian of shape out.shape + x.shape."""
+    """Stack per-basis results into a Jacobian of shape out.shape + x.shape; for pytrees,
+    a tree shaped like `out` whose leaves are trees shaped like `x` (as JAX's)."""
     jnp = _jnp()
+    if _is_tree(out) or _is_tree(x):
+        return _stack_tree_jacobian(rows, out, x, rows_first)
     out_shape, x_shape = jnp.shape(out), jnp.shape(x)
     stacked = jnp.stack(rows) if rows else jnp.zeros((0,))
     if rows_first:  # rows indexed by output elements (reverse mode)
@@ -389,16 +408,22 @@ def take_bar(g, a, indices, axis=None):
 
 def tangent_astype(t, dtype):
     """Tangents of a cast: cast along for inexact targets, none (zeros) for integer ones."""
+    from redraft.runtime.dtypes import check_dtype_arg
     jnp = _jnp()
-    target = np.dtype(dtype) if not hasattr(dtype, "dtype") else dtype.dtype
+    target = check_dtype_arg(dtype)
     if target.kind in "fc":
         return jnp.asarray(t).astype(target)
     return jnp.zeros(jnp.shape(t), np.float32)
 
 
-def cotangent_astype(g, x):
-    """Cotangents flow back through a cast in x's (inexact) dtype."""
+def cotangent_astype(g, x, dtype=None):
+    """Cotangents flow back through a cast in x's (inexact) dtype; none flow through a
+    cast to an integer or bool `dtype` (its result has no derivative)."""
     jnp = _jnp()
+    if dtype is not None:
+        from redraft.runtime.dtypes import check_dtype_arg
+        if check_dtype_arg(dtype).kind not in "fc":
+            return zeros_like(x)
     dtype = jnp.result_type(x)
     return jnp.asarray(g).astype(dtype if dtype.kind in "fc" else np.float32)
 
@@ -410,6 +435,8 @@ def dict_values(d: dict, keys: tuple) -> tuple:
 def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:
     """The cotangent of stack_jacobian: ct cut back into one piece per row."""
     jnp = _jnp()
+    if _is_tree(out) or _is_tree(x):
+        return _unstack_tree_jacobian(ct, rows, out, x, rows_first)
     n = len(rows)
     out_shape, x_shape = jnp.shape(out), jnp.shape(x)
     if rows_first:
@@ -418,3 +445,84 @@ def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:
     flat = jnp.reshape(ct, out_shape + (n,))
     moved = jnp.moveaxis(flat, -1, 0)
     return [jnp.reshape(moved[i], jnp.shape(rows[i])) for i in range(n)]
+
+
+# ---- Python sequences ------------------------------------------------------------------------
+
+def sequence_like(items, like):
+    """`items` (a list, tuple or array) as the kind of sequence `like` is: the cotangent of
+    tuple(like) or list(like), whose rows are `like`'s elements."""
+    jnp = _jnp()
+    if isinstance(like, (Array, np.ndarray)):
+        return items if isinstance(items, Array) else jnp.stack(list(items))
+    items = unstack(items, 0) if isinstance(items, Array) else list(items)
+    return tuple(items) if isinstance(like, tuple) else items
+
+
+def unsum_items(g, items):
+    """The cotangent of the builtin sum(items): g, unbroadcast to each item."""
+    out = [unbroadcast(g, v) for v in items]
+    return sequence_like(out, items)
+
+
+def sum_like(items, like):
+    """The cotangent of unsum_items: the items broadcast to `like`'s shape, then added."""
+    total = zeros_like(like)
+    for v in items:
+        total = add(total, broadcast_like(v, like))
+    return total
+
+
+# ---- Jacobians of pytrees ------------------------------------------------------------------
+
+def _blocks(tree) -> tuple[list, object, list[tuple], list[int]]:
+    """(leaves, treedef, leaf shapes, leaf offsets into the flattened elements)."""
+    leaves, treedef = tree_flatten(tree)
+    shapes = [tuple(_jnp().shape(v)) for v in leaves]
+    offsets = list(np.cumsum([0] + [int(np.prod(sh, dtype=np.int64)) for sh in shapes]))
+    return leaves, treedef, shapes, offsets
+
+
+def _stack_tree_jacobian(rows: list, out, x, rows_first: bool):
+    """stack_jacobian for pytrees: one block per (output leaf, input leaf) pair."""
+    jnp = _jnp()
+    _, out_def, out_shapes, out_at = _blocks(out)
+    _, x_def, x_shapes, x_at = _blocks(x)
+    pieces = [tree_flatten(r)[0] for r in rows]
+    blocks = []
+    for j, o_shape in enumerate(out_shapes):
+        row = []
+        for k, x_shape in enumerate(x_shapes):
+            if rows_first:  # rows: one input-shaped cotangent per output element
+                stacked = jnp.stack([p[k] for p in pieces[out_at[j]:out_at[j + 1]]])
+                row.append(jnp.reshape(stacked, o_shape + x_shape))
+            else:  # rows: one output-shaped tangent per input element
+                stacked = jnp.stack([p[j] for p in pieces[x_at[k]:x_at[k + 1]]])
+                moved = jnp.moveaxis(stacked, 0, -1) if o_shape else stacked
+                row.append(jnp.reshape(moved, o_shape + x_shape))
+        blocks.append(tree_unflatten(x_def, row))
+    return tree_unflatten(out_def, blocks)
+
+
+def _unstack_tree_jacobian(ct, rows, out, x, rows_first: bool) -> list:
+    """unstack_jacobian for pytrees: the blocks of `ct` cut back into rows."""
+    jnp = _jnp()
+    _, _, out_shapes, out_at = _blocks(out)
+    _, _, x_shapes, x_at = _blocks(x)
+    leaves = tree_flatten(ct)[0]
+    block = lambda j, k: leaves[j * len(x_shapes) + k]  # noqa: E731
+    row_def = tree_flatten(rows[0])[1] if rows else None
+    out_rows = []
+    if rows_first:
+        for j, o_shape in enumerate(out_shapes):
+            for e in range(out_at[j + 1] - out_at[j]):
+                parts = [jnp.reshape(block(j, k), (-1,) + x_shape)[e]
+                         for k, x_shape in enumerate(x_shapes)]
+                out_rows.append(tree_unflatten(row_def, parts))
+        return out_rows
+    for k, x_shape in enumerate(x_shapes):
+        for e in range(x_at[k + 1] - x_at[k]):
+            parts = [jnp.reshape(block(j, k), o_shape + (-1,))[..., e]
+                     for j, o_shape in enumerate(out_shapes)]
+            out_rows.append(tree_unflatten(row_def, parts))
+    return out_rows

@@ -218,6 +218,42 @@ def bind_defaults(fn: ir.Function, n_args: int) -> ir.Function:
                        fn.doc, dict(fn.meta))
 
 
+def positional_args(call: ir.Call, origin) -> tuple[ir.Atom, ...]:
+    """The arguments of a call to a user function, all positional: keywords are placed by
+    the callee's signature and parameters they skip get their defaults (transformed
+    functions take every argument by position)."""
+    if call.star_args is not None:
+        raise TransformError(f"{where(origin)}*args in a call to {call.fn.path} cannot be "
+                             "differentiated yet")
+    if not call.kwargs:
+        return call.args
+    try:
+        sig = inspect.signature(call.fn.value)
+    except (TypeError, ValueError):
+        raise TransformError(f"{where(origin)}cannot bind the keyword arguments of "
+                             f"{call.fn.path}") from None
+    params = [p for p in sig.parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    given = {p.name: a for p, a in zip(params, call.args)}
+    for k, v in call.kwargs:
+        if k in given or k not in {p.name for p in params}:
+            raise TransformError(f"{where(origin)}{call.fn.path} got an unexpected or "
+                                 f"repeated keyword argument {k!r}")
+        given[k] = v
+    last = max(i for i, p in enumerate(params) if p.name in given)
+    out = []
+    for p in params[:last + 1]:
+        if p.name in given:
+            out.append(given[p.name])
+        elif p.default is inspect.Parameter.empty:
+            raise TransformError(f"{where(origin)}{call.fn.path} is called without its "
+                                 f"argument {p.name!r}")
+        else:
+            out.append(ir.Const(p.default) if _is_literal(p.default) else ir.Ref(
+                p.default, f"{p.name}_default"))
+    return tuple(out)
+
+
 # ---- the Core of a callable -------------------------------------------------------------------------
 
 def core_of(fn) -> ir.Function:
@@ -225,11 +261,9 @@ def core_of(fn) -> ir.Function:
     from redraft.compiler.frontend.normalize import lower_function
     from redraft.compiler.frontend.ssa import to_ssa
     inner = getattr(fn, "__redraft_transformable__", None)
-    if inner is not None:
-        return inner()
-    core = getattr(fn, "__redraft_core__", None)
-    if core is not None:
-        return core
+    core = inner() if inner is not None else getattr(fn, "__redraft_core__", None)
+    if core is not None:  # generated code reassigns names (x_bar = x_bar + t): rename it
+        return to_ssa(core, coalesce=False)
     if rules_for(fn) is not None:
         return _op_wrapper(fn)
     from redraft.compiler.transforms.custom import is_custom

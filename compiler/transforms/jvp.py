@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import callees
-from redraft.compiler.transforms.common import (ADD, TransformError, Names, active_names,
-                                                bind_call, broadcasting_simplifier,
-                                                expr_is_active, helper,
-                                                is_transformable_callable, rule_args,
-                                                unsupported_op, where)
+from redraft.compiler.transforms.common import (ADD, Names, TransformError, active_names,
+                                                bind_call, bind_defaults,
+                                                broadcasting_simplifier, expr_is_active,
+                                                helper, is_transformable_callable,
+                                                positional_args, rule_args, unsupported_op,
+                                                where)
 from redraft.compiler.transforms.inline import inline
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
@@ -23,7 +24,8 @@ from redraft.compiler.transforms.registry import rules_for
 def jvp_function(fn: ir.Function, active: tuple[bool, ...], name: str | None = None
                  ) -> ir.Function:
     """The forward-mode derivative of `fn` in the parameters flagged in `active`."""
-    fn = index_active_loops(fn, {p for p, a in zip(fn.params, active) if a})
+    fn = index_active_loops(bind_defaults(fn, len(active)),
+                            {p for p, a in zip(fn.params, active) if a})
     return ForwardMode(fn, active).run(name or f"{fn.name}_jvp")
 
 
@@ -46,7 +48,11 @@ class ForwardMode:
         return ir.Var(tmp)
 
     def run(self, name: str) -> ir.Function:
-        body = self.block(self.fn.body)
+        origin = (self.fn.filename, self.fn.firstline)
+        body = [ir.Assign((self.dot(p),), ir.Call(helper("zeros_like"), (ir.Var(p),)), origin)
+                for p in self.fn.params  # not differentiated, but a loop carries it into
+                if p in self.active and p not in self.active_params]  # active values
+        body += self.block(self.fn.body)
         params = self.fn.params + tuple(self.dot(p) for p in self.active_params)
         return ir.Function(name, params, body, (), self.fn.filename, self.fn.firstline,
                            None, {"transform": "jvp"})
@@ -173,15 +179,13 @@ class ForwardMode:
         call = s.expr
         if not is_transformable_callable(call.fn.value):
             raise unsupported_op(call, s.origin, "forward-mode")
-        if call.kwargs or call.star_args is not None:
-            raise TransformError(f"{where(s.origin)}calls to {call.fn.path} with keyword or "
-                                 "*args arguments cannot be differentiated yet")
-        mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in call.args)
+        args = positional_args(call, s.origin)
+        mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in args)
         callee = callees.jvp_of(call.fn.value, mask)
-        tangents = tuple(ir.Var(self.dot(a.name)) for a, m in zip(call.args, mask) if m)
+        tangents = tuple(ir.Var(self.dot(a.name)) for a, m in zip(args, mask) if m)
         ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_jvp")
         pair = self.names.fresh("t")
-        out.append(ir.Assign((pair,), ir.Call(ref, call.args + tangents), s.origin))
+        out.append(ir.Assign((pair,), ir.Call(ref, args + tangents), s.origin))
         if len(s.targets) == 1:
             out.append(ir.Assign((s.targets[0], self.dot(s.targets[0])), ir.Var(pair),
                                  s.origin))

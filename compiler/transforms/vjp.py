@@ -20,12 +20,12 @@ import operator
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import callees
-from redraft.compiler.transforms.common import (ADD, GETITEM, TransformError, Names,
-                                                active_names, bind_call,
+from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformError,
+                                                active_names, bind_call, bind_defaults,
                                                 broadcasting_simplifier, helper,
-                                                is_transformable_callable, rule_args,
-                                                unsupported_op, where)
-from redraft.compiler.transforms.inline import inline
+                                                is_transformable_callable, positional_args,
+                                                rule_args, unsupported_op, where)
+from redraft.compiler.transforms.inline import inline, substitute_atoms
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
 
@@ -38,7 +38,8 @@ def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",
     """The reverse-mode derivative of `fn` in the parameters flagged in `active`."""
     if mode not in ("grad", "vjp", "bwd"):
         raise ValueError(f"unknown reverse mode {mode!r}")
-    fn = index_active_loops(fn, {p for p, a in zip(fn.params, active) if a})
+    fn = index_active_loops(bind_defaults(fn, len(active)),
+                            {p for p, a in zip(fn.params, active) if a})
     if single is None:
         single = sum(active) == 1
     return ReverseMode(fn, active, mode, has_aux, single).run(name or f"{fn.name}_{mode}")
@@ -58,6 +59,8 @@ class ReverseMode:
         self.bar_of: dict[str, str] = {}  # bar name -> primal name
         self.tapes: dict[int, str] = {}
         self.array_vars = _array_operands(fn)
+        self.sites = _assignment_sites(fn.body)
+        self.filled: set[str] = set()  # primals whose bars some path fills with zeros
 
     # ---- names -----------------------------------------------------------------------------
     def bar(self, var: str) -> str:
@@ -100,6 +103,7 @@ class ReverseMode:
         if seed_active:
             self.defined.add(self.bar(result.name))
             out.extend(self.backward(body))
+            _define_on_all_paths(out, self.filled, _assignment_sites(out))
         bars = []
         for p in self.active_params:
             if self.bar(p) not in self.defined:
@@ -203,14 +207,21 @@ class ReverseMode:
         self.defined = set(before)
         orelse = self.backward(s.orelse)
         else_defined = self.defined
-        union = then_defined | else_defined
+        local = {self.bar(n) for n in _assigned_only_in(s, self.sites)}
+        union = (then_defined | else_defined) - local  # nothing before `s` reads its locals
         for b in sorted(union - then_defined):
-            then.append(self.zeros(self.bar_of[b], s.origin))
+            then.append(self.fill(b, s.origin))
         for b in sorted(union - else_defined):
-            orelse.append(self.zeros(self.bar_of[b], s.origin))
+            orelse.append(self.fill(b, s.origin))
         self.defined = union
         if then or orelse:
             out.append(ir.If(s.cond, then, orelse, s.origin))
+
+    def fill(self, bar: str, origin) -> ir.Assign:
+        """Zeros for `bar` on a path that gave it no value (the primal may be one that only
+        some paths define: `define_on_all_paths` then binds it to None on the others)."""
+        self.filled.add(self.bar_of[bar])
+        return self.zeros(self.bar_of[bar], origin)
 
     def reverse_loop(self, s, out: list) -> None:
         """for saved in reversed(tape): restore, recompute the body, run its adjoint."""
@@ -225,22 +236,32 @@ class ReverseMode:
                 self.defined.add(self.bar(var))
         entry = set(self.defined)
         saved = self.names.fresh("saved")
-        restore = ir.Assign(tuple(self.saved_names(s)), ir.Var(saved), s.origin)
+        restore = _unpack(self.saved_names(s), ir.Var(saved), s.origin)
         copies = {id(x) for x in body if isinstance(x, ir.Assign) and len(x.targets) == 1
                   and x.targets[0] in carried and isinstance(x.expr, ir.Var)}
         recompute = [x for x in body if id(x) not in copies]
         if isinstance(s, ir.While) and ir.block_writes(s.cond_body) & ir.block_reads(body):
             recompute = list(s.cond_body) + recompute
+        outer_filled, self.filled = self.filled, set()
         adjoint = self.backward(body)
         for var in sorted(reads_outside | {c for c in carried if c in self.active}):
             if self.bar(var) not in self.defined:
                 adjoint.append(self.zeros(var, s.origin))
         self.defined = entry
+        replay = [restore] + self.forward(recompute)
+        _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
+        self.filled = outer_filled | (self.filled - ir.block_writes(replay))
         order = self.names.fresh("reversed_tape")
         out.append(ir.Assign((order,), ir.Call(helper("tape_items"), (ir.Var(self.tape(s)),)),
                              s.origin))
-        out.append(ir.For(saved, ir.Var(order),
-                          [restore] + self.forward(recompute) + adjoint, s.origin))
+        out.append(ir.For(saved, ir.Var(order), self.fresh_replay(replay, adjoint), s.origin))
+
+    def fresh_replay(self, replay: list[ir.Stmt], adjoint: list[ir.Stmt]) -> list[ir.Stmt]:
+        """The backward loop's body, with the names its replay of an iteration writes renamed
+        fresh: the forward values under the original names stay as the forward section left
+        them, so the function stays in SSA form and can be differentiated again."""
+        mapping = {n: ir.Var(self.names.fresh(n)) for n in sorted(ir.block_writes(replay))}
+        return [substitute_atoms(x, mapping) for x in replay + adjoint]
 
     # ---- one assignment ------------------------------------------------------------------------
     def reverse_assign(self, s: ir.Assign, out: list) -> None:
@@ -324,17 +345,15 @@ class ReverseMode:
         call = s.expr
         if not is_transformable_callable(call.fn.value):
             raise unsupported_op(call, s.origin, "reverse-mode")
-        if call.kwargs or call.star_args is not None:
-            raise TransformError(f"{where(s.origin)}calls to {call.fn.path} with keyword or "
-                                 "*args arguments cannot be differentiated yet")
-        mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in call.args)
+        args = positional_args(call, s.origin)
+        mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in args)
         if not any(mask):
             return
         callee = callees.vjp_of(call.fn.value, mask, "bwd")
         ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_bwd")
-        active_args = [a for a, m in zip(call.args, mask) if m]
+        active_args = [a for a, m in zip(args, mask) if m]
         parts = tuple(self.names.fresh("t") for _ in active_args)
-        out.append(ir.Assign(parts, ir.Call(ref, call.args + (g,)), s.origin))
+        out.append(ir.Assign(parts, ir.Call(ref, args + (g,)), s.origin))
         for a, part in zip(active_args, parts):
             self.accumulate(a, ir.Var(part), out, s.origin, structural=True)
 
@@ -353,6 +372,46 @@ class ReverseMode:
         else:
             expr = ir.Call(ADD, (ir.Var(b), contribution))
         out.append(ir.Assign((b,), expr, origin))
+
+
+def _unpack(names: list[str], record: ir.Var, origin) -> ir.Assign:
+    """`a, b = record`; with one name `a = record[0]` (a one-target Assign does not unpack)."""
+    if len(names) == 1:
+        return ir.Assign((names[0],), ir.Call(GETITEM, (record, ir.Const(0))), origin)
+    return ir.Assign(tuple(names), record, origin)
+
+
+def _assignment_sites(body: list[ir.Stmt]) -> dict[str, int]:
+    """How many statements (nested ones included) assign each name."""
+    sites: dict[str, int] = {}
+    for s in ir.walk_stmts(body):
+        targets = s.targets if isinstance(s, ir.Assign) else (
+            (s.target,) if isinstance(s, ir.For) else ())
+        for t in targets:
+            sites[t] = sites.get(t, 0) + 1
+    return sites
+
+
+def _assigned_only_in(s: ir.Stmt, sites: dict[str, int]) -> set[str]:
+    """The names that only statements inside `s` assign."""
+    inner = _assignment_sites([s])
+    return {n for n, k in inner.items() if sites.get(n) == k}
+
+
+def _define_on_all_paths(body: list[ir.Stmt], names: set[str], sites: dict[str, int]) -> None:
+    """Bind each of `names` that only one branch of an `if` assigns to None in the other
+    branch, in place, so that `ad.zeros_like(name)` can run on every path (it gives None
+    where the name has no value, a zero that no later statement reads)."""
+    for s in ir.walk_stmts(body):
+        if not isinstance(s, ir.If):
+            continue
+        then_sites, else_sites = _assignment_sites(s.body), _assignment_sites(s.orelse)
+        for n in sorted(names):
+            a, b = then_sites.get(n, 0), else_sites.get(n, 0)
+            if a + b != sites.get(n) or (a and b):
+                continue
+            missing = s.orelse if a else s.body
+            missing.append(ir.Assign((n,), ir.Const(None), s.origin))
 
 
 def _array_operands(fn: ir.Function) -> set[str]:

@@ -68,11 +68,13 @@ defvjp(jnp.minimum,
        lambda g, ans, x, y: ad.unbroadcast(g * ad.pick_first(x, y, False), y))
 
 # ---- transcendental ------------------------------------------------------------------------------
+# Reverse rules whose factor can overflow use ad.safe_mul (and ad.safe_div where they divide):
+# a cotangent that jnp.where zeroed stays zero in the branch not taken, however large it is.
 
 defjvp(jnp.exp, lambda x_dot, ans, x: x_dot * ans)
-defvjp(jnp.exp, lambda g, ans, x: g * ans)
+defvjp(jnp.exp, lambda g, ans, x: ad.safe_mul(g, ans))
 defjvp(jnp.expm1, lambda x_dot, ans, x: x_dot * (ans + 1))
-defvjp(jnp.expm1, lambda g, ans, x: g * (ans + 1))
+defvjp(jnp.expm1, lambda g, ans, x: ad.safe_mul(g, ans + 1))
 defjvp(jnp.log, lambda x_dot, ans, x: x_dot / x)
 defvjp(jnp.log, lambda g, ans, x: ad.safe_div(g, x))
 defjvp(jnp.log1p, lambda x_dot, ans, x: x_dot / (1 + x))
@@ -86,9 +88,9 @@ defvjp(jnp.tan, lambda g, ans, x: g * (1 + ans * ans))
 defjvp(jnp.tanh, lambda x_dot, ans, x: x_dot * (1 - ans * ans))
 defvjp(jnp.tanh, lambda g, ans, x: g * (1 - ans * ans))
 defjvp(jnp.sinh, lambda x_dot, ans, x: x_dot * jnp.cosh(x))
-defvjp(jnp.sinh, lambda g, ans, x: g * jnp.cosh(x))
+defvjp(jnp.sinh, lambda g, ans, x: ad.safe_mul(g, jnp.cosh(x)))
 defjvp(jnp.cosh, lambda x_dot, ans, x: x_dot * jnp.sinh(x))
-defvjp(jnp.cosh, lambda g, ans, x: g * jnp.sinh(x))
+defvjp(jnp.cosh, lambda g, ans, x: ad.safe_mul(g, jnp.sinh(x)))
 defjvp(jnp.arcsin, lambda x_dot, ans, x: x_dot / jnp.sqrt(1 - x * x))
 defvjp(jnp.arcsin, lambda g, ans, x: ad.safe_div(g, jnp.sqrt(1 - x * x)))
 defjvp(jnp.arccos, lambda x_dot, ans, x: -x_dot / jnp.sqrt(1 - x * x))
@@ -106,7 +108,7 @@ defvjp(jnp.sqrt, lambda g, ans, x: ad.safe_div(g, 2 * ans))
 defjvp(jnp.cbrt, lambda x_dot, ans, x: x_dot / (3 * ans * ans))
 defvjp(jnp.cbrt, lambda g, ans, x: ad.safe_div(g, 3 * ans * ans))
 defjvp(jnp.exp2, lambda x_dot, ans, x: x_dot * ans * 0.6931471805599453)
-defvjp(jnp.exp2, lambda g, ans, x: g * ans * 0.6931471805599453)
+defvjp(jnp.exp2, lambda g, ans, x: ad.safe_mul(g, ans * 0.6931471805599453))
 defjvp(jnp.absolute, lambda x_dot, ans, x: x_dot * jnp.sign(x))
 defvjp(jnp.absolute, lambda g, ans, x: g * jnp.sign(x))
 defjvp(jnp.arctan2,
@@ -130,9 +132,10 @@ defjvp(jnp.where, None,
 defvjp(jnp.where, None,
        lambda g, ans, condition, x, y: ad.unbroadcast(jnp.where(condition, g, 0.0), x),
        lambda g, ans, condition, x, y: ad.unbroadcast(jnp.where(condition, 0.0, g), y))
-defjvp(jnp.clip, lambda x_dot, ans, a, a_min=None, a_max=None: x_dot * ad.inside(a, a_min, a_max),
+# clip passes the derivative where it left `a` as it was (bounds given as a_min or min alike)
+defjvp(jnp.clip, lambda a_dot, ans, a: jnp.where(ans == a, ad.broadcast_like(a_dot, ans), 0.0),
        argnames=("a",))
-defvjp(jnp.clip, lambda g, ans, a, a_min=None, a_max=None: g * ad.inside(a, a_min, a_max),
+defvjp(jnp.clip, lambda g, ans, a: ad.unbroadcast(jnp.where(ans == a, g, 0.0), a),
        argnames=("a",))
 
 # ---- the Python operators are the jnp functions ------------------------------------------------

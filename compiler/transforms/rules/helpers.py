@@ -1,14 +1,15 @@
 """Derivative rules of the helpers that derivative code itself calls, so that it can be
 differentiated again (grad of grad, jacfwd of jacrev)."""
 import redraft.numpy as jnp
+from redraft import lax
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms.registry import (defjvp, defjvp_joint, defnondiff,
                                                   defstatic, defvjp)
 
 defjvp(ad.unbroadcast, lambda g_dot, ans, g, x: ad.unbroadcast(g_dot, x))
 defvjp(ad.unbroadcast, lambda ct, ans, g, x: ad.broadcast_like(ct, g))
-defjvp(ad.broadcast_like, lambda t_dot, ans, t, ans_like: ad.broadcast_like(t_dot, ans))
-defvjp(ad.broadcast_like, lambda ct, ans, t, ans_like: ad.unbroadcast(ct, t))
+defjvp(ad.broadcast_like, lambda t_dot, out, t, ans: ad.broadcast_like(t_dot, ans))
+defvjp(ad.broadcast_like, lambda ct, out, t, ans: ad.unbroadcast(ct, t))
 defjvp(ad.unsum, lambda g_dot, ans, g, x, axis=None, keepdims=False:
        ad.unsum(g_dot, x, axis, keepdims))
 defvjp(ad.unsum, lambda ct, ans, g, x, axis=None, keepdims=False:
@@ -24,7 +25,7 @@ defvjp(ad.safe_div,
        lambda ct, ans, g, d: ad.unbroadcast(ad.safe_div(ct, d), g),
        lambda ct, ans, g, d: ad.unbroadcast(ad.safe_div(-ct * g, d * d), d))
 defjvp(ad.safe_mul,
-       lambda g_dot, ans, g, f: g_dot * f,
+       lambda g_dot, ans, g, f: ad.safe_mul(g_dot, f),
        lambda f_dot, ans, g, f: ad.safe_mul(g, f_dot))
 defvjp(ad.safe_mul,
        lambda ct, ans, g, f: ad.unbroadcast(ad.safe_mul(ct, f), g),
@@ -44,13 +45,13 @@ for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.size, ad.pic
     defnondiff(_op, "its value does not depend on its argument's value")
 
 defstatic(ad.unbroadcast, "x")
-defstatic(ad.broadcast_like, "ans_like")
+defstatic(ad.broadcast_like, "ans")  # its parameter `ans` gives only a shape
 defstatic(ad.unsum, "x")
-defstatic(ad.index_add, "x")
+defstatic(ad.index_add, "x", "idx")
 defstatic(ad.attr_add, "obj")
 defstatic(ad.split_like, "arrays")
 defstatic(ad.unarray, "obj")
-defstatic(ad.take_bar, "a")
+defstatic(ad.take_bar, "a", "indices")
 defstatic(ad.cotangent_astype, "x")
 defstatic(ad.reverse_cumsum, "a")
 defstatic(ad.stack_jacobian, "out", "x")
@@ -60,8 +61,7 @@ defstatic(ad.dot_lhs_bar, "a")
 defstatic(ad.dot_rhs_bar, "b")
 defstatic(ad.matmul_lhs_bar, "a")
 defstatic(ad.matmul_rhs_bar, "b")
-for _op in (ad.argext_mask, ad.tangent_astype):
-    defnondiff(_op, "piecewise constant in its arguments")
+defnondiff(ad.argext_mask, "piecewise constant in its arguments")
 
 defjvp(ad.stack_jacobian, lambda rows_dot, ans, rows, out, x, rows_first=True:
        ad.stack_jacobian(rows_dot, out, x, rows_first))
@@ -89,14 +89,31 @@ defjvp(ad.take_bar, lambda g_dot, ans, g, a, indices, axis=None:
        ad.take_bar(g_dot, a, indices, axis))
 defvjp(ad.take_bar, lambda ct, ans, g, a, indices, axis=None: jnp.take(ct, indices, axis=axis))
 defjvp(ad.cotangent_astype, lambda g_dot, ans, g, x: ad.cotangent_astype(g_dot, x))
-defvjp(ad.cotangent_astype, lambda ct, ans, g, x: ct)
+defvjp(ad.cotangent_astype, lambda ct, ans, g, x: ad.cotangent_astype(ct, g))
+defjvp(ad.tangent_astype, lambda t_dot, ans, t, dtype: ad.tangent_astype(t_dot, dtype))
+defvjp(ad.tangent_astype, lambda ct, ans, t, dtype: ad.cotangent_astype(ct, t))
+defstatic(ad.tangent_astype, "dtype")
 defjvp(ad.reverse_cumsum, lambda g_dot, ans, g, a, axis=None: ad.reverse_cumsum(g_dot, a, axis))
 defvjp(ad.reverse_cumsum, lambda ct, ans, g, a, axis=None: jnp.cumsum(ct, axis))
+# Core calls dot_general_lhs_bar with swap_ans=False only (True is internal to rhs_bar).
 defjvp(ad.dot_general_lhs_bar,
        lambda g_dot, ans, g, lhs, rhs, dimension_numbers, swap_ans=False:
        ad.dot_general_lhs_bar(g_dot, lhs, rhs, dimension_numbers, swap_ans),
        lambda rhs_dot, ans, g, lhs, rhs, dimension_numbers, swap_ans=False:
-       ad.dot_general_lhs_bar(g, lhs, rhs_dot, dimension_numbers, swap_ans))
+       ad.dot_general_lhs_bar(g, lhs, rhs_dot, dimension_numbers, swap_ans),
+       argnames=("g", "rhs"))
+defvjp(ad.dot_general_lhs_bar,
+       lambda ct, ans, g, lhs, rhs, dimension_numbers, swap_ans=False:
+       lax.dot_general(ct, rhs, dimension_numbers),
+       lambda ct, ans, g, lhs, rhs, dimension_numbers, swap_ans=False:
+       ad.dot_general_rhs_bar(g, ct, rhs, dimension_numbers),
+       argnames=("g", "rhs"))
+defvjp(ad.dot_general_rhs_bar,
+       lambda ct, ans, g, lhs, rhs, dimension_numbers:
+       lax.dot_general(lhs, ct, dimension_numbers),
+       lambda ct, ans, g, lhs, rhs, dimension_numbers:
+       ad.dot_general_lhs_bar(g, lhs, ct, dimension_numbers),
+       argnames=("g", "lhs"))
 defjvp(ad.dot_general_rhs_bar,
        lambda g_dot, ans, g, lhs, rhs, dimension_numbers:
        ad.dot_general_rhs_bar(g_dot, lhs, rhs, dimension_numbers),

@@ -6,7 +6,7 @@ from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                  defvjp)
+                                                  defstatic, defvjp)
 
 # ---- shape -------------------------------------------------------------------------------------
 
@@ -94,10 +94,14 @@ defvjp(helpers.at_add, lambda g, ans, x, idx, v: g,
        lambda g, ans, x, idx, v: ad.unbroadcast(g[idx], v), argnames=("x", "v"))
 defjvp(helpers.at_get, lambda x_dot, ans, x, idx: x_dot[idx])
 defvjp(helpers.at_get, lambda g, ans, x, idx: ad.index_add(x, idx, g))
+defstatic(operator.getitem, "b")  # an index: ints, slices, masks, never differentiated
+for _at in helpers.AT_UPDATES.values():
+    defstatic(_at, "idx")
 defjvp(jnp.take, lambda a_dot, ans, a, indices, axis=None, mode=None, fill_value=None:
        jnp.take(a_dot, indices, axis=axis))
 defvjp(jnp.take, lambda g, ans, a, indices, axis=None, mode=None, fill_value=None:
        ad.take_bar(g, a, indices, axis))
+defstatic(jnp.take, "indices")
 
 # ---- construction and conversion ------------------------------------------------------------------
 
@@ -108,7 +112,7 @@ defjvp(jnp.asarray, lambda a_dot, ans, a, dtype=None, order=None, copy=None:
        jnp.asarray(a_dot, dtype=jnp.result_type(ans)))
 defvjp(jnp.asarray, lambda g, ans, a, dtype=None, order=None, copy=None: ad.unarray(g, a))
 defjvp(helpers.astype, lambda x_dot, ans, x, dtype: ad.tangent_astype(x_dot, dtype))
-defvjp(helpers.astype, lambda g, ans, x, dtype: ad.cotangent_astype(g, x))
+defvjp(helpers.astype, lambda g, ans, x, dtype: ad.cotangent_astype(g, x, dtype))
 defjvp(jnp.real, lambda x_dot, ans, x: jnp.real(x_dot))
 defvjp(jnp.real, lambda g, ans, x: g)
 defjvp(jnp.conj, lambda x_dot, ans, x: jnp.conj(x_dot))
@@ -118,3 +122,19 @@ for _op in (jnp.shape, jnp.ndim, jnp.size, len, range, int, bool, jnp.zeros_like
             jnp.ones_like, jnp.zeros, jnp.ones, jnp.eye, jnp.arange, jnp.linspace, jnp.full,
             jnp.empty, jnp.empty_like, jnp.result_type, isinstance, type, print):
     defnondiff(_op, "its value does not depend on its arguments' values")
+
+# Indices are never differentiable (a loop index restored from a tape may look active).
+defstatic(operator.getitem, "b")
+for _op in (helpers.at_set, helpers.at_add, helpers.at_get):
+    defstatic(_op, "idx")
+defstatic(jnp.take, "indices")
+
+# casts inside redraft.numpy (promotion.py): the tangent is cast along when inexact
+from redraft.numpy import promotion as _promotion  # noqa: E402
+
+defjvp(_promotion.cast, lambda x_dot, ans, x, dtype: ad.tangent_astype(x_dot, dtype))
+defvjp(_promotion.cast, lambda g, ans, x, dtype: ad.cotangent_astype(g, x, dtype))
+defjvp(_promotion.convert, lambda a_dot, ans, a, dtype, weak: ad.tangent_astype(a_dot, dtype))
+defvjp(_promotion.convert, lambda g, ans, a, dtype, weak: ad.cotangent_astype(g, a, dtype))
+defjvp(jnp.astype, lambda x_dot, ans, x, dtype, copy=False: ad.tangent_astype(x_dot, dtype))
+defvjp(jnp.astype, lambda g, ans, x, dtype, copy=False: ad.cotangent_astype(g, x, dtype))

@@ -1,7 +1,11 @@
-"""Derivative rules of Python-structure helpers (lists built by comprehensions, dicts)."""
+"""Derivative rules of Python-structure helpers (lists built by comprehensions, dicts) and of
+the builtins tuple, list and sum over sequences."""
+import inspect
+
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms import ad_helpers as ad
-from redraft.compiler.transforms.registry import defjvp, defjvp_joint, defnondiff, defvjp
+from redraft.compiler.transforms.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+                                                  defvjp)
 
 defjvp(helpers.append,
        lambda items_dot, ans, items, item: helpers.append(items_dot, ad.zeros_like(item)),
@@ -17,3 +21,42 @@ defvjp(helpers.make_dict, lambda g, ans, keys, values: ad.dict_values(g, keys),
        argnames=("values",))
 for _op in (helpers.check, helpers.raise_):
     defnondiff(_op, "no value")
+
+# ---- builtins over sequences: tuple(xs), list(xs), sum(xs) ---------------------------------------
+
+_ITERABLE = inspect.Signature([inspect.Parameter("iterable", inspect.Parameter.POSITIONAL_ONLY)])
+_SUM = inspect.Signature([inspect.Parameter("iterable", inspect.Parameter.POSITIONAL_ONLY),
+                          inspect.Parameter("start", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                            default=0)])
+defjvp(tuple, lambda iterable_dot, ans, iterable: tuple(iterable_dot), signature=_ITERABLE)
+defvjp(tuple, lambda g, ans, iterable: ad.sequence_like(g, iterable), signature=_ITERABLE)
+defjvp(list, lambda iterable_dot, ans, iterable: list(iterable_dot), signature=_ITERABLE)
+defvjp(list, lambda g, ans, iterable: ad.sequence_like(g, iterable), signature=_ITERABLE)
+defjvp(ad.sequence_like, lambda items_dot, ans, items, like:
+       ad.sequence_like(items_dot, like), argnames=("items",))
+defvjp(ad.sequence_like, lambda g, ans, items, like: ad.sequence_like(g, items),
+       argnames=("items",))
+defstatic(ad.sequence_like, "like")
+defjvp(sum, lambda iterable_dot, ans, iterable, start=0: sum(iterable_dot), signature=_SUM)
+defvjp(sum, lambda g, ans, iterable, start=0: ad.unsum_items(g, iterable), signature=_SUM)
+defjvp(ad.unsum_items, lambda g_dot, ans, g, items: ad.unsum_items(g_dot, items))
+defvjp(ad.unsum_items, lambda ct, ans, g, items: ad.sum_like(ct, g))
+defstatic(ad.unsum_items, "items")
+defjvp(ad.sum_like, lambda items_dot, ans, items, like: ad.sum_like(items_dot, like))
+defvjp(ad.sum_like, lambda ct, ans, items, like: ad.unsum_items(ct, items))
+defstatic(ad.sum_like, "like")
+
+# ---- dict values, the cotangent of a dict literal ------------------------------------------------
+
+defjvp(ad.dict_values, lambda d_dot, ans, d, keys: ad.dict_values(d_dot, keys), argnames=("d",))
+defvjp(ad.dict_values, lambda g, ans, d, keys: helpers.make_dict(keys, g), argnames=("d",))
+defstatic(ad.dict_values, "keys")
+
+# ---- getattr(obj, name): a field of a pytree node (attr_add's cotangent reads one) -------------
+
+_GETATTR = inspect.Signature([inspect.Parameter("object", inspect.Parameter.POSITIONAL_ONLY),
+                              inspect.Parameter("name", inspect.Parameter.POSITIONAL_ONLY)])
+defjvp(getattr, lambda object_dot, ans, object, name: getattr(object_dot, name),
+       signature=_GETATTR)
+defvjp(getattr, lambda g, ans, object, name: ad.attr_add(object, name, g), signature=_GETATTR)
+defstatic(getattr, "name")
