@@ -1,0 +1,579 @@
+"""Matrix product C = A @ B (float32, float64) in LLVM IR: packed panels, register blocking.
+
+The structure is Goto's/BLIS's. B is packed once into KC x NR micro-panels
+(`redraft_matmul_pack_b_<f32|f64>`, callable on column-panel ranges so threads can share the
+work). Each thread then computes a range of rows of C (`redraft_matmul_rows_<f32|f64>`,
+signatures in the `emit_*` docstrings below): per KC slice of K and MC block of rows it packs A
+into MR x KC micro-panels (kept in L1) and runs an MR x NR micro-kernel over the B panels
+(streamed from L2): MR * NR/VL accumulators stay in vector registers and every k step is
+NR/VL vector loads of B, MR broadcasts of A and MR * NR/VL `llvm.fma` calls. With AVX-512
+that is 12 x 32 floats (24 zmm accumulators). Operands are addressed through row and
+column strides, so transposed and strided views need no copy.
+
+`matmul(a, b)` is the NumPy-facing driver: it compiles once per dtype, packs B and splits
+the rows of C over a thread pool (ctypes drops the GIL during each call).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from llvmlite import ir
+
+from .jit_host import CompiledModule, compile_module, host_vector_bits
+
+_I1 = ir.IntType(1)
+_I64 = ir.IntType(64)
+_PTR = ir.PointerType()
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """Blocking of the kernel: VL lanes per vector, MR x NR micro-tile, KC/MC/NC blocks."""
+
+    dtype: np.dtype
+    vl: int
+    mr: int
+    nr: int
+    kc: int
+    mc: int
+    nc: int
+
+    @property
+    def suffix(self) -> str:
+        return "f32" if self.dtype == np.float32 else "f64"
+
+    @property
+    def elem(self) -> ir.Type:
+        return ir.FloatType() if self.dtype == np.float32 else ir.DoubleType()
+
+    def packed_b_size(self, k: int, n: int) -> int:
+        """Elements of the packed copy of a K x N right operand (N rounded up to NR)."""
+        return k * (-(-n // self.nr) * self.nr)
+
+    @property
+    def workspace_size(self) -> int:
+        """Elements of the per-thread A-packing workspace that the row function takes."""
+        return self.mc * self.kc
+
+
+def default_config(dtype: np.dtype | str, vector_bits: int | None = None) -> GemmConfig:
+    """Blocking for this host: 12 x (2 vectors) with AVX-512's 32 registers, 6 x 2 with 16."""
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"matmul supports float32 and float64, not {dtype}")
+    bits = vector_bits or host_vector_bits()
+    vl = bits // (8 * dtype.itemsize)
+    mr = 12 if bits >= 512 else 6
+    kc = 256 if dtype == np.float32 else 192
+    return GemmConfig(dtype, vl, mr, 2 * vl, kc=kc, mc=mr * 12, nc=2 * vl * 16)
+
+
+# --- small IR helpers -------------------------------------------------------------------
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(_I64, value)
+
+
+def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def _for(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: ir.Value | int,
+         body: Callable[[ir.Value], None], name: str) -> None:
+    """Emit `for (i = start; i < stop; i += step) body(i)`; `b` ends after the loop."""
+    step = _i64(step) if isinstance(step, int) else step
+    fn = b.function
+    head = fn.append_basic_block(f"{name}.head")
+    work = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.done")
+    pre = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(_I64, name=name)
+    i.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", i, stop), work, done)
+    b.position_at_end(work)
+    body(i)
+    i.add_incoming(b.add(i, step), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    """The declaration `name` in `module`, added if absent."""
+    existing = module.globals.get(name)
+    return existing if existing is not None else ir.Function(module, fnty, name=name)
+
+
+def _if(b: ir.IRBuilder, cond: ir.Value, then: Callable[[], None],
+        otherwise: Callable[[], None] | None, name: str) -> None:
+    """Emit an if/else whose arms fall through to a common join block."""
+    fn = b.function
+    then_bb = fn.append_basic_block(f"{name}.then")
+    else_bb = fn.append_basic_block(f"{name}.else")
+    join = fn.append_basic_block(f"{name}.join")
+    b.cbranch(cond, then_bb, else_bb)
+    b.position_at_end(then_bb)
+    then()
+    b.branch(join)
+    b.position_at_end(else_bb)
+    if otherwise is not None:
+        otherwise()
+    b.branch(join)
+    b.position_at_end(join)
+
+
+class _GemmEmitter:
+    """Writes the packing routines, the micro-kernel and the row driver for one config."""
+
+    def __init__(self, module: ir.Module, cfg: GemmConfig) -> None:
+        self.module = module
+        self.cfg = cfg
+        self.elem = cfg.elem
+        self.vec = ir.VectorType(cfg.elem, cfg.vl)
+        self.align = cfg.dtype.itemsize
+        self.fma = _declare(module, f"llvm.fma.v{cfg.vl}{cfg.suffix}",
+                            ir.FunctionType(self.vec, [self.vec] * 3))
+
+    # addressing ---------------------------------------------------------------------------
+
+    def at(self, b: ir.IRBuilder, base: ir.Value, offset: ir.Value) -> ir.Value:
+        return b.gep(base, [offset], inbounds=True, source_etype=self.elem)
+
+    def vec_at(self, b: ir.IRBuilder, base: ir.Value, offset: ir.Value) -> ir.Value:
+        ptr = self.at(b, base, offset)
+        if not ptr.type.is_opaque:  # llvmlite's alloca gives a typed pointer
+            ptr = b.bitcast(ptr, self.vec.as_pointer())
+        return ptr
+
+    def load_vec(self, b: ir.IRBuilder, base: ir.Value, offset: ir.Value) -> ir.Value:
+        return b.load(self.vec_at(b, base, offset), typ=self.vec, align=self.align)
+
+    def store_vec(self, b: ir.IRBuilder, value: ir.Value, base: ir.Value,
+                  offset: ir.Value) -> None:
+        b.store(value, self.vec_at(b, base, offset), align=self.align)
+
+    def splat(self, b: ir.IRBuilder, scalar: ir.Value) -> ir.Value:
+        undef = ir.Constant(self.vec, ir.Undefined)
+        one = b.insert_element(undef, scalar, ir.Constant(ir.IntType(32), 0))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), self.cfg.vl), [0] * self.cfg.vl)
+        return b.shuffle_vector(one, undef, mask)
+
+    def new_function(self, name: str, args: list[ir.Type], internal: bool) -> ir.Function:
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), name=name)
+        fn.attributes.add("nounwind")
+        if internal:
+            fn.linkage = "internal"
+            fn.attributes.add("alwaysinline")
+        return fn
+
+    # packing ------------------------------------------------------------------------------
+
+    def emit_pack_b(self) -> ir.Function:
+        """pack_b(B, rsb, csb, Bp, K, N, jp0, jp1): NR-column panels [jp0, jp1) of B, all K.
+
+        Bp holds K slices of KC rows; slice p (rows k0..k0+kc) starts at k0 * Npad and its
+        panel jp at k0 * Npad + jp * NR * kc, stored k-major (NR contiguous values per k).
+        Columns past N are zero. Disjoint panel ranges may be packed concurrently.
+        """
+        cfg = self.cfg
+        args = [_PTR, _I64, _I64, _PTR, _I64, _I64, _I64, _I64]
+        fn = self.new_function(pack_b_name(cfg), args, internal=False)
+        src, rsb, csb, dst, k_total, n_total, jp0, jp1 = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        npad = b.mul(b.sdiv(b.add(n_total, _i64(cfg.nr - 1)), _i64(cfg.nr)), _i64(cfg.nr))
+
+        def slice_body(k0: ir.Value) -> None:
+            kc = _min(b, _i64(cfg.kc), b.sub(k_total, k0))
+            base = b.mul(k0, npad)
+
+            def panel_body(jp: ir.Value) -> None:
+                j0 = b.mul(jp, _i64(cfg.nr))
+                out = b.add(base, b.mul(j0, kc))
+                full = b.and_(b.icmp_signed("<=", b.add(j0, _i64(cfg.nr)), n_total),
+                              b.icmp_signed("==", csb, _i64(1)))
+                _if(b, full,
+                    lambda: self._copy_b_rows_vector(b, src, rsb, dst, k0, kc, j0, out),
+                    lambda: self._copy_b_rows_scalar(b, src, rsb, csb, dst, k0, kc, j0, out,
+                                                     n_total), "bfull")
+
+            _for(b, jp0, jp1, 1, panel_body, "jp")
+
+        _for(b, _i64(0), k_total, cfg.kc, slice_body, "k0")
+        b.ret_void()
+        return fn
+
+    def _copy_b_rows_vector(self, b, src, rsb, dst, k0, kc, j0, out) -> None:
+        cfg = self.cfg
+
+        def row(k: ir.Value) -> None:
+            row_src = b.add(b.mul(b.add(k0, k), rsb), j0)
+            row_dst = b.add(out, b.mul(k, _i64(cfg.nr)))
+            for v in range(0, cfg.nr, cfg.vl):
+                value = self.load_vec(b, src, b.add(row_src, _i64(v)))
+                self.store_vec(b, value, dst, b.add(row_dst, _i64(v)))
+
+        _for(b, _i64(0), kc, 1, row, "kv")
+
+    def _copy_b_rows_scalar(self, b, src, rsb, csb, dst, k0, kc, j0, out, n_total) -> None:
+        cfg = self.cfg
+        zero = ir.Constant(self.elem, 0.0)
+
+        def row(k: ir.Value) -> None:
+            row_src = b.mul(b.add(k0, k), rsb)
+            row_dst = b.add(out, b.mul(k, _i64(cfg.nr)))
+
+            def col(j: ir.Value) -> None:
+                column = b.add(j0, j)
+                inside = b.icmp_signed("<", column, n_total)
+                safe = b.select(inside, column, _i64(0))
+                value = b.load(self.at(b, src, b.add(row_src, b.mul(safe, csb))), typ=self.elem)
+                b.store(b.select(inside, value, zero), self.at(b, dst, b.add(row_dst, j)))
+
+            _for(b, _i64(0), _i64(cfg.nr), 1, col, "js")
+
+        _for(b, _i64(0), kc, 1, row, "ks")
+
+    def emit_pack_a(self) -> ir.Function:
+        """pack_a(A, rsa, csa, Ap, i0, mc, k0, kc): rows i0..i0+mc of A as MR-row panels.
+
+        Panel ir starts at ir * MR * kc and holds MR consecutive values per k; rows past
+        mc are zero.
+        """
+        cfg = self.cfg
+        args = [_PTR, _I64, _I64, _PTR, _I64, _I64, _I64, _I64]
+        fn = self.new_function(f"redraft_matmul_pack_a_{cfg.suffix}", args, internal=True)
+        src, rsa, csa, dst, i0, mc, k0, kc = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        zero = ir.Constant(self.elem, 0.0)
+
+        def panel(ir0: ir.Value) -> None:
+            out = b.mul(ir0, kc)
+            rows = [b.add(ir0, _i64(i)) for i in range(cfg.mr)]
+            inside = [b.icmp_signed("<", r, mc) for r in rows]
+            row_off = [b.mul(b.add(i0, b.select(ok, r, _i64(0))), rsa)
+                       for r, ok in zip(rows, inside)]
+
+            def column(k: ir.Value) -> None:
+                col_off = b.mul(b.add(k0, k), csa)
+                dst_k = b.add(out, b.mul(k, _i64(cfg.mr)))
+                for i in range(cfg.mr):
+                    value = b.load(self.at(b, src, b.add(row_off[i], col_off)), typ=self.elem)
+                    b.store(b.select(inside[i], value, zero),
+                            self.at(b, dst, b.add(dst_k, _i64(i))))
+
+            _for(b, _i64(0), kc, 1, column, "ka")
+
+        _for(b, _i64(0), mc, cfg.mr, panel, "ir")
+        b.ret_void()
+        return fn
+
+    # micro-kernel -------------------------------------------------------------------------
+
+    def emit_micro_kernel(self) -> ir.Function:
+        """ukernel(Ap, Bp, C, rsc, kc, mr, nr, first): C[:mr, :nr] (+)= Ap panel @ Bp panel."""
+        cfg = self.cfg
+        args = [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I1]
+        fn = self.new_function(f"redraft_matmul_ukernel_{cfg.suffix}", args, internal=True)
+        ap, bp, c, rsc, kc, mr, nr, first = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        tile = b.alloca(self.elem, size=cfg.mr * cfg.nr, name="tile")
+        self._prefetch_tile(b, c, rsc)
+        acc = self._accumulate(b, ap, bp, kc)
+        full = b.and_(b.icmp_signed("==", mr, _i64(cfg.mr)),
+                      b.icmp_signed("==", nr, _i64(cfg.nr)))
+        _if(b, full, lambda: self._store_full(b, acc, c, rsc, first),
+            lambda: self._store_edge(b, acc, tile, c, rsc, mr, nr, first), "full")
+        b.ret_void()
+        return fn
+
+    def _prefetch_tile(self, b: ir.IRBuilder, c, rsc) -> None:
+        """Ask for the C tile's cache lines now; they are read after the k loop."""
+        cfg = self.cfg
+        i32 = ir.IntType(32)
+        prefetch = _declare(self.module, "llvm.prefetch.p0",
+                            ir.FunctionType(ir.VoidType(), [_PTR, i32, i32, i32]))
+        line = 64 // cfg.dtype.itemsize
+        flags = [ir.Constant(ir.IntType(32), v) for v in (1, 3, 1)]  # write, keep, data
+        for i in range(cfg.mr):
+            row = b.mul(_i64(i), rsc)
+            for j in range(0, cfg.nr, line):
+                b.call(prefetch, [self.at(b, c, b.add(row, _i64(j)))] + flags)
+
+    def _accumulate(self, b: ir.IRBuilder, ap, bp, kc) -> list[list[ir.Value]]:
+        """The k loop: MR x NV vector accumulators carried in phis (registers)."""
+        cfg = self.cfg
+        nv = cfg.nr // cfg.vl
+        fn = b.function
+        entry = b.block
+        loop = fn.append_basic_block("kloop")
+        done = fn.append_basic_block("kdone")
+        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * cfg.vl)
+        b.cbranch(b.icmp_signed(">", kc, _i64(0)), loop, done)
+        b.position_at_end(loop)
+        k = b.phi(_I64, name="k")
+        k.add_incoming(_i64(0), entry)
+        phis = [[b.phi(self.vec) for _ in range(nv)] for _ in range(cfg.mr)]
+        for row in phis:
+            for p in row:
+                p.add_incoming(zero, entry)
+        b_off = b.mul(k, _i64(cfg.nr))
+        a_off = b.mul(k, _i64(cfg.mr))
+        bvecs = [self.load_vec(b, bp, b.add(b_off, _i64(v * cfg.vl))) for v in range(nv)]
+        new = []
+        for i in range(cfg.mr):
+            a = b.load(self.at(b, ap, b.add(a_off, _i64(i))), typ=self.elem)
+            a = self.splat(b, a)
+            new.append([b.call(self.fma, [a, bvecs[v], phis[i][v]]) for v in range(nv)])
+        k_next = b.add(k, _i64(1))
+        k.add_incoming(k_next, loop)
+        for row, row_new in zip(phis, new):
+            for p, value in zip(row, row_new):
+                p.add_incoming(value, loop)
+        b.cbranch(b.icmp_signed("<", k_next, kc), loop, done)
+        b.position_at_end(done)
+        result = []
+        for row, row_new in zip(phis, new):
+            out_row = []
+            for value in row_new:
+                merged = b.phi(self.vec)
+                merged.add_incoming(zero, entry)
+                merged.add_incoming(value, loop)
+                out_row.append(merged)
+            result.append(out_row)
+        return result
+
+    def _store_full(self, b: ir.IRBuilder, acc, c, rsc, first) -> None:
+        cfg = self.cfg
+
+        def write(accumulate: bool) -> None:
+            for i, row in enumerate(acc):
+                row_off = b.mul(_i64(i), rsc)
+                for v, value in enumerate(row):
+                    off = b.add(row_off, _i64(v * cfg.vl))
+                    if accumulate:
+                        value = b.fadd(value, self.load_vec(b, c, off))
+                    self.store_vec(b, value, c, off)
+
+        _if(b, first, lambda: write(False), lambda: write(True), "first")
+
+    def _store_edge(self, b: ir.IRBuilder, acc, tile, c, rsc, mr, nr, first) -> None:
+        cfg = self.cfg
+        for i, row in enumerate(acc):
+            for v, value in enumerate(row):
+                self.store_vec(b, value, tile, _i64(i * cfg.nr + v * cfg.vl))
+
+        def row_copy(i: ir.Value) -> None:
+            def col_copy(j: ir.Value) -> None:
+                dst = self.at(b, c, b.add(b.mul(i, rsc), j))
+                value = b.load(self.at(b, tile, b.add(b.mul(i, _i64(cfg.nr)), j)),
+                               typ=self.elem)
+                summed = b.fadd(b.load(dst, typ=self.elem), value)
+                b.store(b.select(first, value, summed), dst)
+
+            _for(b, _i64(0), nr, 1, col_copy, "ej")
+
+        _for(b, _i64(0), mr, 1, row_copy, "ei")
+
+    # driver -------------------------------------------------------------------------------
+
+    def emit_gemm_rows(self, pack_a: ir.Function, ukernel: ir.Function) -> ir.Function:
+        """rows(A, rsa, csa, Bp, C, rsc, N, K, m0, m1, Ap): C[m0:m1] = A[m0:m1] @ B.
+
+        Strides are in elements; C needs unit column stride. Bp is B packed by pack_b for
+        all of N (`GemmConfig.packed_b_size`), Ap a private workspace of
+        `GemmConfig.workspace_size` elements. Disjoint row ranges may run concurrently.
+        """
+        cfg = self.cfg
+        args = [_PTR, _I64, _I64, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _PTR]
+        fn = self.new_function(gemm_rows_name(cfg), args, internal=False)
+        a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1, ap = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        npad = b.mul(b.sdiv(b.add(n_total, _i64(cfg.nr - 1)), _i64(cfg.nr)), _i64(cfg.nr))
+
+        def k_slice(k0: ir.Value) -> None:
+            kc = _min(b, _i64(cfg.kc), b.sub(k_total, k0))
+            first = b.icmp_signed("==", k0, _i64(0))
+            b_slice = self.at(b, bp, b.mul(k0, npad))
+
+            def row_block(i0: ir.Value) -> None:
+                mc = _min(b, _i64(cfg.mc), b.sub(m1, i0))
+                b.call(pack_a, [a, rsa, csa, ap, i0, mc, k0, kc])
+                c_block = self.at(b, c, b.mul(i0, rsc))
+                self._sweep_block(b, ukernel, ap, b_slice, c_block, rsc, mc, n_total, kc, first)
+
+            _for(b, m0, m1, cfg.mc, row_block, "ic")
+
+        _for(b, _i64(0), k_total, cfg.kc, k_slice, "pc")
+        b.ret_void()
+        return fn
+
+    def _sweep_block(self, b: ir.IRBuilder, ukernel: ir.Function, ap, b_slice, c_block, rsc,
+                     mc, n_total, kc, first) -> None:
+        """Micro-kernel over a packed mc x kc block of A and all NR panels of a K slice of B:
+        NC-column blocks, then MR rows (A panel stays in L1), then NR columns."""
+        cfg = self.cfg
+
+        def col_block(j0: ir.Value) -> None:
+            j1 = _min(b, b.add(j0, _i64(cfg.nc)), n_total)
+
+            def micro_row(ir0: ir.Value) -> None:
+                mr = _min(b, _i64(cfg.mr), b.sub(mc, ir0))
+                a_panel = self.at(b, ap, b.mul(ir0, kc))
+                c_row = b.mul(ir0, rsc)
+
+                def micro_col(jj: ir.Value) -> None:
+                    nr = _min(b, _i64(cfg.nr), b.sub(n_total, jj))
+                    b_panel = self.at(b, b_slice, b.mul(jj, kc))
+                    c_tile = self.at(b, c_block, b.add(c_row, jj))
+                    b.call(ukernel, [a_panel, b_panel, c_tile, rsc, kc, mr, nr, first])
+
+                _for(b, j0, j1, cfg.nr, micro_col, "jr")
+
+            _for(b, _i64(0), mc, cfg.mr, micro_row, "ir")
+
+        _for(b, _i64(0), n_total, cfg.nc, col_block, "jc")
+
+
+def pack_b_name(cfg: GemmConfig) -> str:
+    """Symbol of the B-packing function for `cfg`'s dtype."""
+    return f"redraft_matmul_pack_b_{cfg.suffix}"
+
+
+def gemm_rows_name(cfg: GemmConfig) -> str:
+    """Symbol of the row-range product function for `cfg`'s dtype."""
+    return f"redraft_matmul_rows_{cfg.suffix}"
+
+
+def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None) -> ir.Module:
+    """Add the external pack-B and row-range functions for `cfg` to `module` (or a new one).
+
+    Idempotent per dtype: a module that already has them is returned unchanged.
+    """
+    module = module or ir.Module(name=f"matmul_{cfg.suffix}")
+    if gemm_rows_name(cfg) in module.globals:
+        return module
+    emitter = _GemmEmitter(module, cfg)
+    emitter.emit_pack_b()
+    emitter.emit_gemm_rows(emitter.emit_pack_a(), emitter.emit_micro_kernel())
+    return module
+
+
+# --- Python driver ----------------------------------------------------------------------
+
+_P = ctypes.c_void_p
+_L = ctypes.c_int64
+
+
+class MatmulKernel:
+    """Compiled pack_b / gemm_rows for one dtype, with a NumPy-facing `__call__`."""
+
+    def __init__(self, cfg: GemmConfig) -> None:
+        self.cfg = cfg
+        self.compiled: CompiledModule = compile_module(build_matmul_module(cfg))
+        self.pack_b = self.compiled.function(pack_b_name(cfg), None,
+                                             [_P, _L, _L, _P, _L, _L, _L, _L])
+        self.gemm_rows = self.compiled.function(gemm_rows_name(cfg), None,
+                                                [_P, _L, _L, _P, _P, _L, _L, _L, _L, _L, _P])
+
+    def __call__(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
+                 threads: int | None = None) -> np.ndarray:
+        a, b = _operand(a, self.cfg.dtype), _operand(b, self.cfg.dtype)
+        (m, k), (k2, n) = a.shape, b.shape
+        if k != k2:
+            raise ValueError(f"matmul shapes {a.shape} and {b.shape} do not align")
+        out = np.empty((m, n), self.cfg.dtype) if out is None else out
+        if out.shape != (m, n) or out.dtype != self.cfg.dtype or (
+                m > 0 and n > 1 and out.strides[1] != out.itemsize) or out.strides[0] < 0:
+            raise ValueError("out must be an (M, N) array of the kernel's dtype with "
+                             "unit column stride")
+        if m == 0 or n == 0:
+            return out
+        if k == 0:
+            out.fill(0)
+            return out
+        workers = _thread_count(m, n, k) if threads is None else max(1, threads)
+        packed = np.empty(self.cfg.packed_b_size(k, n), self.cfg.dtype)
+        self._run_split(workers, -(-n // self.cfg.nr), 1,
+                        lambda j0, j1: self.pack_b(b.ctypes.data, *_strides(b),
+                                                   packed.ctypes.data, k, n, j0, j1))
+        self._run_split(workers, m, self.cfg.mr,
+                        lambda m0, m1: self._rows(a, packed, out, n, k, m0, m1))
+        return out
+
+    def _rows(self, a, packed, out, n, k, m0, m1) -> None:
+        work = np.empty(self.cfg.workspace_size, self.cfg.dtype)
+        self.gemm_rows(a.ctypes.data, *_strides(a), packed.ctypes.data, out.ctypes.data,
+                       out.strides[0] // out.itemsize, n, k, m0, m1, work.ctypes.data)
+
+    @staticmethod
+    def _run_split(workers: int, total: int, grain: int,
+                   task: Callable[[int, int], None]) -> None:
+        """Run task(lo, hi) over [0, total) cut into `workers` chunks aligned to `grain`."""
+        chunks = _split_range(total, workers, grain)
+        if len(chunks) == 1:
+            task(*chunks[0])
+            return
+        futures = [_pool().submit(task, lo, hi) for lo, hi in chunks]
+        for f in futures:
+            f.result()
+
+
+def _operand(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """x as a 2-D array of `dtype` whose strides are whole elements (copied if needed)."""
+    x = np.asarray(x)
+    if x.ndim != 2:
+        raise ValueError("matmul kernel takes 2-D operands")
+    if x.dtype != dtype or any(s % x.itemsize or s < 0 for s in x.strides):
+        x = np.ascontiguousarray(x, dtype=dtype)
+    return x
+
+
+def _strides(x: np.ndarray) -> tuple[int, int]:
+    return x.strides[0] // x.itemsize, x.strides[1] // x.itemsize
+
+
+def _split_range(total: int, parts: int, grain: int) -> list[tuple[int, int]]:
+    """[0, total) in at most `parts` contiguous chunks whose inner bounds are multiples of
+    `grain`."""
+    units = -(-total // grain)
+    parts = max(1, min(parts, units))
+    bounds = [min(total, (units * p // parts) * grain) for p in range(parts + 1)]
+    bounds[-1] = total
+    return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+_PARALLEL_FLOPS = 2 * 128 ** 3  # below this one thread is faster than the hand-off
+
+
+def _thread_count(m: int, n: int, k: int) -> int:
+    if 2 * m * n * k < _PARALLEL_FLOPS:
+        return 1
+    return os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=None)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                              thread_name_prefix="redraft-matmul")
+
+
+@functools.lru_cache(maxsize=None)
+def matmul_kernel(dtype: str = "float32") -> MatmulKernel:
+    """The compiled kernel for `dtype` with the host's default blocking (cached)."""
+    return MatmulKernel(default_config(dtype))
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
+           threads: int | None = None) -> np.ndarray:
+    """a @ b for 2-D float32/float64 arrays (any strides) with the compiled kernel."""
+    dtype = np.result_type(a, b)
+    dtype = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+    return matmul_kernel(dtype.name)(a, b, out=out, threads=threads)

@@ -1,0 +1,88 @@
+"""The packed, register-blocked matmul kernel against NumPy on awkward shapes and layouts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from redraft.kernels.matmul import (GemmConfig, MatmulKernel, default_config, matmul,
+                                    matmul_kernel)
+
+
+def assert_product(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    """c matches a @ b within the classical bound k * eps * (|a| @ |b|)."""
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    exact = wide_a @ wide_b
+    eps = np.finfo(c.dtype).eps
+    bound = (a.shape[1] + 2) * eps * (np.abs(wide_a) @ np.abs(wide_b)) + 1e-300
+    assert c.shape == exact.shape and c.dtype == np.result_type(a, b)
+    assert np.all(np.abs(c - exact) <= bound)
+
+
+def operands(m: int, k: int, n: int, dtype: type, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype))
+
+
+SHAPES = [(1, 1, 1), (7, 13, 5), (129, 257, 63), (12, 32, 32), (13, 33, 31), (300, 1, 17),
+          (1, 300, 1), (2, 700, 3), (50, 3, 200), (257, 300, 129)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", SHAPES)
+def test_matches_numpy(m: int, k: int, n: int, dtype: type) -> None:
+    a, b = operands(m, k, n, dtype)
+    assert_product(matmul(a, b), a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_and_strided_operands(dtype: type) -> None:
+    rng = np.random.default_rng(1)
+    at = rng.standard_normal((257, 129)).astype(dtype)
+    bt = rng.standard_normal((63, 257)).astype(dtype)
+    assert_product(matmul(at.T, bt.T), at.T, bt.T)
+    b = np.ascontiguousarray(bt.T)
+    assert_product(matmul(at.T, b), at.T, b)
+    a = np.ascontiguousarray(at.T)
+    assert_product(matmul(a, bt.T), a, bt.T)
+    big = rng.standard_normal((300, 400)).astype(dtype)
+    a, b = big[::2, 1::3], big[5:138:1, ::7]
+    assert_product(matmul(a, b), a, b)
+
+
+def test_threads_split_rows_without_changing_results() -> None:
+    a, b = operands(301, 517, 333, np.float32, seed=2)
+    kernel = matmul_kernel("float32")
+    one = kernel(a, b, threads=1)
+    for threads in (2, 3, 7):
+        assert np.array_equal(kernel(a, b, threads=threads).view(np.uint32), one.view(np.uint32))
+    assert_product(one, a, b)
+
+
+def test_out_argument_and_degenerate_sizes() -> None:
+    a, b = operands(20, 30, 40, np.float32)
+    out = np.full((20, 40), np.nan, np.float32)
+    assert matmul(a, b, out=out) is out
+    assert_product(out, a, b)
+    assert np.array_equal(matmul(np.ones((3, 0), np.float32), np.ones((0, 4), np.float32)),
+                          np.zeros((3, 4), np.float32))
+    assert matmul(np.ones((0, 5), np.float32), np.ones((5, 4), np.float32)).shape == (0, 4)
+    with pytest.raises(ValueError):
+        matmul(np.ones((3, 4), np.float32), np.ones((5, 6), np.float32))
+
+
+def test_special_values_propagate() -> None:
+    a = np.array([[1.0, np.inf], [np.nan, 2.0], [0.0, 1.0]], np.float32)
+    b = np.array([[1.0, 0.0], [1.0, 3.0]], np.float32)
+    got = matmul(a, b)
+    with np.errstate(invalid="ignore"):
+        ref = a @ b
+    assert np.array_equal(got, ref, equal_nan=True)
+
+
+@pytest.mark.parametrize("vector_bits", [256, 128])
+def test_narrower_blockings_are_correct(vector_bits: int) -> None:
+    cfg = default_config("float32", vector_bits=vector_bits)
+    kernel = MatmulKernel(GemmConfig(cfg.dtype, cfg.vl, cfg.mr, cfg.nr, kc=40, mc=2 * cfg.mr,
+                                     nc=3 * cfg.nr))
+    a, b = operands(53, 97, 71, np.float32, seed=3)
+    assert_product(kernel(a, b, threads=2), a, b)
