@@ -4,6 +4,7 @@
     import redraft.numpy as jnp
 
     redraft.grad(f)      # derivative source, readable (redraft.emit shows it)
+    redraft.vmap(f)      # batched source: f over a batch axis, no Python loop
     redraft.jit(f)       # compiled through an SSA IR to LLVM (alias: redraft.compile)
 """
 from redraft.runtime.array import Array  # noqa: F401
@@ -14,5 +15,6 @@ from redraft.jit import compile, jit, make_ir, make_jaxpr  # noqa: F401,A004
 from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # noqa: F401
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
+from redraft.vmap import vmap  # noqa: F401
 
 __version__ = "0.1.0"

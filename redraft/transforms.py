@@ -291,10 +291,14 @@ def stop_gradient(x):
     return tree_map(lambda v: v, x)
 
 
-def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0) -> str:
+def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0,
+         in_axes=0, out_axes=0) -> str:
     """The source redraft generates for `fun`: mode 'core', 'grad', 'vjp', 'jvp',
-    'jacfwd' or 'jacrev'."""
+    'jacfwd', 'jacrev' or 'vmap' (with in_axes/out_axes)."""
     from redraft.compiler.core.loader import source_of
+    if mode == "vmap":
+        from redraft.vmap import emit_vmap
+        return emit_vmap(fun, in_axes, out_axes)
     core = core_of(fun)
     nums = _argnums_tuple(argnums)
     mask = _mask(len(core.params), nums)

@@ -9,13 +9,24 @@ import os
 import sys
 from typing import Callable
 
+from redraft.compiler.ir.passes.cse import cse
+from redraft.compiler.ir.passes.dce import dce
+from redraft.compiler.ir.passes.fold import fold
+from redraft.compiler.ir.passes.fusion import fusion
+from redraft.compiler.ir.passes.reuse import reuse
 from redraft.compiler.ir.ssa import Function
 from redraft.compiler.ir.verify import verify
 
 Pass = Callable[[Function], Function]
 
 PIPELINE: list[tuple[str, Pass]] = [
-    ("verify", verify),
+    ("verify", verify),   # what staging made is well formed
+    ("fold", fold),       # literals computed now; x*1 and same-type casts dropped
+    ("cse", cse),         # each pure expression computed once
+    ("dce", dce),         # what nothing reads is gone (staging leaves probes behind)
+    ("fusion", fusion),   # elementwise work and its reductions as `fused` loop nests
+    ("reuse", reuse),     # which dead operand buffers each result may be written into
+    ("verify", verify),   # and the result is still well formed
 ]
 
 

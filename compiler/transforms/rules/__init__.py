@@ -1,3 +1,5 @@
 """Derivative rules, one file per family of operations. Importing registers them all."""
-from redraft.compiler.transforms.rules import (elementwise, helpers, reductions,  # noqa: F401
-                                               shapes, structure)
+from redraft.compiler.transforms.rules import (control, elementwise, helpers,  # noqa: F401
+                                               reductions,
+                                               shapes, structure, lax_elementwise,
+                                               lax_structure, jnp_extra, vmap)

@@ -1,0 +1,497 @@
+"""Loop nests: one pass over an iteration space, vectorised innermost, threaded outermost.
+
+A `Nest` is the unit every array computation lowers to: an iteration space, inputs and
+outputs given as strided views over that space (stride 0 broadcasts an input; on an output
+it marks a reduced axis), and a body that maps input registers to output registers. The
+emitter drops size-1 axes, merges axes that are contiguous for every operand, and writes:
+
+    for i0 ...                          (split over threads when the nest is large)
+      for i1 ...
+        invariant inputs loaded once
+        vector loop over the last axis:  W lanes at a time, loads, body, stores
+        scalar loop for the remainder
+        reductions along the last axis:  vector accumulators, one horizontal reduce
+
+Reductions along other axes accumulate into the (identity-filled) output in memory. The
+horizontal reduce carries the `reassoc` flag, so floating sums are re-associated as a
+vectorised reduction must (JAX and XLA do the same).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from llvmlite import ir
+
+from redraft.kernels.jit_host import host_vector_bits
+
+from .elementwise import ELEMENTWISE, convert
+from .types import (I8, I32, I64, PTR, VOID, constant, declare, i64, intrinsic, is_bool,
+                    is_float, is_signed, lanes_of, memory_type, splat)
+from .views import View
+
+Body = Callable[[ir.IRBuilder, list], list]
+REDUCE_KINDS = ("add", "mul", "max", "min", "and", "or")
+PARALLEL_WORK = 1 << 18      # elements x cost below which one thread is faster
+UNROLL = 2                   # vector registers per lane group (independent chains)
+
+
+@dataclass
+class NestInput:
+    """A value read by the body: a strided view, or the index along one axis (`iota`)."""
+    view: View                  # over the nest's iteration space
+    iota_dim: int | None = None
+
+
+@dataclass
+class NestOutput:
+    """A value written by the body: stored, or reduced (`reduce` names the operation)."""
+    view: View                  # over the iteration space; stride 0 on reduced axes
+    dest: View                  # the same output in its own shape (identity fill)
+    reduce: str | None = None
+
+
+@dataclass
+class Nest:
+    shape: tuple[int, ...]
+    inputs: list[NestInput]
+    outputs: list[NestOutput]
+    body: Body
+    cost: int = 1               # per-element work, relative to an add
+    dtypes: tuple = ()          # dtypes the body computes in (to pick the vector width)
+    parallel: bool = True       # may be split over threads
+
+
+class CodeContext:
+    """What loop emission needs from the function being built: a builder, its module, a
+    way to make entry-block allocas, and unique names."""
+
+    def __init__(self, builder: ir.IRBuilder, entry: ir.Block, counter=None):
+        self.b = builder
+        self.entry = entry
+        self.counter = counter if counter is not None else [0]
+
+    @property
+    def module(self) -> ir.Module:
+        return self.b.module
+
+    def unique(self, stem: str) -> str:
+        self.counter[0] += 1
+        return f"{stem}{self.counter[0]}"
+
+    def entry_alloca(self, ty: ir.Type, count: int = 1, name: str = "") -> ir.Value:
+        """An alloca at the top of the entry block (so LLVM promotes or reuses it)."""
+        b = ir.IRBuilder(self.entry)
+        if self.entry.instructions:
+            b.position_before(self.entry.instructions[0])
+        slot = b.alloca(ty, size=count if count > 1 else None, name=name)
+        slot.align = 64 if count > 1 else None
+        return slot
+
+
+# ---- small builders --------------------------------------------------------------------------
+
+def for_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int,
+              init: list, body: Callable[[ir.Value, list], list], name: str) -> list:
+    """for (i = start; i < stop; i += step) carried = body(i, carried); returns carried."""
+    fn = b.function
+    head = fn.append_basic_block(f"{name}.head")
+    work = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.done")
+    pre = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64, name=f"{name}.i")
+    i.add_incoming(start, pre)
+    phis = []
+    for value in init:
+        phi = b.phi(value.type)
+        phi.add_incoming(value, pre)
+        phis.append(phi)
+    b.cbranch(b.icmp_signed("<", i, stop), work, done)
+    b.position_at_end(work)
+    new = body(i, phis)
+    i.add_incoming(b.add(i, i64(step)), b.block)
+    for phi, value in zip(phis, new):
+        phi.add_incoming(value, b.block)
+    b.branch(head)
+    b.position_at_end(done)
+    return phis
+
+
+def element_ptr(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value) -> ir.Value:
+    return b.gep(base, [index], inbounds=True, source_etype=memory_type(dtype))
+
+
+def load(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value, lanes: int = 0,
+         stride: int = 1) -> ir.Value:
+    """`lanes` elements (a scalar when 0) at index, index + stride, ...; bool becomes i1."""
+    elem = memory_type(dtype)
+    align = dtype.itemsize
+    if not lanes:
+        value = b.load(element_ptr(b, base, dtype, index), typ=elem, align=align)
+    elif stride == 1:
+        value = b.load(element_ptr(b, base, dtype, index), typ=ir.VectorType(elem, lanes),
+                       align=align)
+    else:
+        value = ir.Constant(ir.VectorType(elem, lanes), ir.Undefined)
+        for lane in range(lanes):
+            at = b.add(index, i64(lane * stride))
+            item = b.load(element_ptr(b, base, dtype, at), typ=elem, align=align)
+            value = b.insert_element(value, item, ir.Constant(I32, lane))
+    if is_bool(dtype):
+        zero = ir.Constant(value.type, [ir.Constant(I8, 0)] * lanes) if lanes else (
+            ir.Constant(I8, 0))
+        value = b.icmp_unsigned("!=", value, zero)
+    return value
+
+
+def store(b: ir.IRBuilder, value: ir.Value, base: ir.Value, dtype: np.dtype, index: ir.Value,
+          stride: int = 1) -> None:
+    """Store a scalar or vector register at index (vectors: index, index + stride, ...)."""
+    lanes = lanes_of(value)
+    if is_bool(dtype):
+        value = b.zext(value, ir.VectorType(I8, lanes) if lanes else I8)
+    align = dtype.itemsize
+    if not lanes or stride == 1:
+        b.store(value, element_ptr(b, base, dtype, index), align=align)
+        return
+    for lane in range(lanes):
+        item = b.extract_element(value, ir.Constant(I32, lane))
+        b.store(item, element_ptr(b, base, dtype, b.add(index, i64(lane * stride))),
+                align=align)
+
+
+# ---- reductions --------------------------------------------------------------------------------
+
+def reduce_kind(prim_name: str, dtype: np.dtype) -> str:
+    """The combining operation of a reduction primitive on `dtype` (bool sums are `or`)."""
+    kind = {"reduce_sum": "add", "reduce_prod": "mul", "reduce_max": "max",
+            "reduce_min": "min", "reduce_and": "and", "reduce_or": "or"}[prim_name]
+    if is_bool(dtype):
+        kind = {"add": "or", "mul": "and", "max": "or", "min": "and"}.get(kind, kind)
+    return kind
+
+
+def identity(kind: str, dtype: np.dtype):
+    """The neutral element of `kind` on `dtype`, as a Python/NumPy scalar."""
+    if kind == "add" or kind == "or":
+        return 0
+    if kind == "mul":
+        return 1
+    if kind == "and":
+        return True if is_bool(dtype) else -1
+    if is_float(dtype):
+        return -np.inf if kind == "max" else np.inf
+    if is_bool(dtype):
+        return kind == "min"
+    info = np.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+def combine(b: ir.IRBuilder, kind: str, dtype: np.dtype, acc: ir.Value,
+            value: ir.Value) -> ir.Value:
+    """acc (op) value, elementwise."""
+    if kind in ("max", "min"):
+        from redraft.compiler.primitives import elementwise as ew
+        prim = ew.max_p if kind == "max" else ew.min_p
+        return ELEMENTWISE[prim](b, [acc, value], [dtype, dtype], dtype, {})
+    if kind == "and":
+        return b.and_(acc, value)
+    if kind == "or":
+        return b.or_(acc, value)
+    if is_float(dtype):
+        return (b.fadd if kind == "add" else b.fmul)(acc, value, flags=("reassoc",))
+    return (b.add if kind == "add" else b.mul)(acc, value)
+
+
+def horizontal(b: ir.IRBuilder, kind: str, dtype: np.dtype, vec: ir.Value) -> ir.Value:
+    """Reduce the lanes of `vec` to one scalar (reassociated for floats)."""
+    if is_float(dtype):
+        elem = vec.type.element
+        if kind in ("add", "mul"):
+            name = "llvm.vector.reduce.fadd" if kind == "add" else "llvm.vector.reduce.fmul"
+            start = constant(dtype, 0.0 if kind == "add" else 1.0)
+            return intrinsic(b, name, [start, vec], ret=elem, suffix_types=[vec.type],
+                             fastmath=("reassoc",))
+        name = "llvm.vector.reduce.fmaximum" if kind == "max" else "llvm.vector.reduce.fminimum"
+        return intrinsic(b, name, [vec], ret=elem)
+    if kind in ("max", "min"):
+        kind = ("s" if is_signed(dtype) else "u") + kind
+    return intrinsic(b, f"llvm.vector.reduce.{kind}", [vec], ret=vec.type.element)
+
+
+# ---- planning: drop unit axes, merge contiguous ones -------------------------------------------
+
+@dataclass
+class _Operand:
+    kind: str                   # "mem", "const" or "iota"
+    dtype: np.dtype
+    strides: list[int]
+    offset: int = 0
+    const: object = None
+    base_index: int = -1        # position in the plan's base list ("mem" only)
+
+
+@dataclass
+class _Plan:
+    shape: list[int]
+    inputs: list[_Operand]
+    outputs: list[_Operand]
+    reduce: list[str | None]
+    direct: list[bool]          # reduce output finished within one inner loop: plain store
+    bases: list[ir.Value] = field(default_factory=list)
+    lanes: int = 0
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def _operand(view: View, iota_dim: int | None, bases: list, base_ids: dict) -> _Operand:
+    if iota_dim is not None:
+        strides = [1 if d == iota_dim else 0 for d in range(len(view.shape))]
+        return _Operand("iota", view.dtype, strides)
+    if view.const is not None:
+        return _Operand("const", view.dtype, [0] * len(view.shape), const=view.const)
+    key = id(view.base)
+    if key not in base_ids:
+        base_ids[key] = len(bases)
+        bases.append(view.base)
+    return _Operand("mem", view.dtype, list(view.strides), view.offset,
+                    base_index=base_ids[key])
+
+
+def plan(nest: Nest) -> _Plan:
+    bases: list[ir.Value] = []
+    ids: dict = {}
+    ins = [_operand(i.view, i.iota_dim, bases, ids) for i in nest.inputs]
+    outs = [_operand(o.view, None, bases, ids) for o in nest.outputs]
+    shape = list(nest.shape)
+    ops = ins + outs
+    keep = [d for d, n in enumerate(shape) if n != 1]
+    shape = [shape[d] for d in keep]
+    for op in ops:
+        op.strides = [op.strides[d] for d in keep]
+    d = len(shape) - 2
+    while d >= 0:  # merge axis d+1 into d where every operand is contiguous across them
+        if all(op.strides[d] == op.strides[d + 1] * shape[d + 1] for op in ops):
+            shape[d] *= shape[d + 1]
+            del shape[d + 1]
+            for op in ops:
+                op.strides[d] = op.strides[d + 1]
+                del op.strides[d + 1]
+        d -= 1
+    reduce = [o.reduce for o in nest.outputs]
+    direct = []
+    for op, kind in zip(outs, reduce):
+        zeros = [s == 0 for s in op.strides]
+        direct.append(kind is None or not any(zeros)
+                      or (bool(zeros) and zeros[-1] and not any(zeros[:-1])))
+    result = _Plan(shape, ins, outs, reduce, direct, bases)
+    result.lanes = _choose_lanes(nest, result)
+    return result
+
+
+def _choose_lanes(nest: Nest, p: _Plan) -> int:
+    sizes = [op.dtype.itemsize for op in p.inputs + p.outputs] + [
+        np.dtype(t).itemsize for t in nest.dtypes]
+    native = host_vector_bits() // (8 * max(sizes + [1]))
+    lanes = native * UNROLL
+    if p.rank == 0:
+        return 0
+    inner = p.shape[-1]
+    while lanes > inner and lanes > 4:
+        lanes //= 2
+    return lanes if lanes <= inner else 0
+
+
+# ---- emission -----------------------------------------------------------------------------------
+
+def emit_nest(cx: CodeContext, nest: Nest) -> None:
+    """Write the loops of `nest` at the builder's position."""
+    p = plan(nest)
+    for out, direct, kind in zip(nest.outputs, p.direct, p.reduce):
+        if kind is not None and (not direct or any(n == 0 for n in p.shape)):
+            fill(cx, out.dest, identity(kind, out.dest.dtype))
+    if any(n == 0 for n in p.shape):
+        return
+    if _parallel_ok(nest, p):
+        _emit_parallel(cx, nest, p)
+    else:
+        _Emitter(cx.b, nest, p, p.bases).run(None, None)
+
+
+def fill(cx: CodeContext, dest: View, value) -> None:
+    """dest[...] = value."""
+    const = View.constant(value, dest.dtype, dest.shape)
+    emit_nest(cx, Nest(dest.shape, [NestInput(const)], [NestOutput(dest, dest)],
+                       lambda b, regs: regs))
+
+
+def copy(cx: CodeContext, src: View, dest: View) -> None:
+    """dest[...] = src[...] (same shape; src may broadcast)."""
+    src = src.broadcast_to(dest.shape)
+    emit_nest(cx, Nest(dest.shape, [NestInput(src)], [NestOutput(dest, dest)],
+                       lambda b, regs: regs))
+
+
+def _parallel_ok(nest: Nest, p: _Plan) -> bool:
+    if not nest.parallel or p.rank == 0 or not pool_available():
+        return False
+    size = int(np.prod(p.shape, dtype=np.int64))
+    if size * max(nest.cost, 1) < PARALLEL_WORK or p.shape[0] < 2:
+        return False
+    return all(op.strides[0] != 0 for op in p.outputs)
+
+
+@functools.lru_cache(maxsize=None)
+def pool_available() -> bool:
+    from .parallel import thread_count
+    return thread_count() > 1
+
+
+def _emit_parallel(cx: CodeContext, nest: Nest, p: _Plan) -> None:
+    """Outline the nest as fn(ctx, lo, hi) over axis 0 and run it on the thread pool."""
+    module = cx.module
+    name = cx.unique("redraft_nest")
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR, I64, I64]), name=name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    ctx_arg, lo, hi = fn.args
+    inner = ir.IRBuilder(fn.append_basic_block("entry"))
+    bases = [inner.load(inner.gep(ctx_arg, [i64(k)], source_etype=PTR), typ=PTR)
+             for k in range(len(p.bases))]
+    _Emitter(inner, nest, p, bases).run(lo, hi)
+    inner.ret_void()
+
+    b = cx.b
+    ctx = cx.entry_alloca(PTR, max(len(p.bases), 1), name="nest.ctx")
+    for k, base in enumerate(p.bases):
+        b.store(base, b.gep(ctx, [i64(k)], source_etype=PTR))
+    grain = max(p.lanes, 1) if p.rank == 1 else 1
+    runner = declare(module, "redraft_parallel_for", VOID, [PTR, PTR, I64, I64])
+    b.call(runner, [fn, ctx, i64(p.shape[0]), i64(grain)])
+
+
+class _Emitter:
+    """Writes one planned nest with the given base pointers."""
+
+    def __init__(self, b: ir.IRBuilder, nest: Nest, p: _Plan, bases: list):
+        self.b, self.nest, self.p, self.bases = b, nest, p, bases
+
+    def run(self, lo: ir.Value | None, hi: ir.Value | None) -> None:
+        offsets = [i64(op.offset) for op in self.p.inputs + self.p.outputs]
+        if self.p.rank == 0:
+            self._straight(offsets)
+        else:
+            self._level(0, offsets, lo, hi)
+
+    def _straight(self, offsets: list) -> None:
+        n_in = len(self.p.inputs)
+        regs = [self._read(op, off, 0, 0) for op, off in zip(self.p.inputs, offsets)]
+        values = self.nest.body(self.b, regs)
+        for k, (op, value) in enumerate(zip(self.p.outputs, values)):
+            self._write(k, op, offsets[n_in + k], value, 0)
+
+    def _level(self, level: int, offsets: list, lo, hi) -> None:
+        p = self.p
+        if level == p.rank - 1:
+            self._inner(offsets, lo, hi)
+            return
+        start = lo if lo is not None else i64(0)
+        stop = hi if hi is not None else i64(p.shape[level])
+        ops = p.inputs + p.outputs
+
+        def body(i, carried):
+            moved = [off if op.strides[level] == 0 else
+                     self.b.add(off, self.b.mul(i, i64(op.strides[level])))
+                     for op, off in zip(ops, offsets)]
+            self._level(level + 1, moved, None, None)
+            return []
+
+        for_range(self.b, start, stop, 1, [], body, f"l{level}")
+
+    # ---- the innermost axis -------------------------------------------------------------
+    def _inner(self, offsets: list, lo, hi) -> None:
+        b, p = self.b, self.p
+        n_in = len(p.inputs)
+        start = lo if lo is not None else i64(0)
+        stop = hi if hi is not None else i64(p.shape[-1])
+        invariant = {k: self._read(op, offsets[k], 0, 0)
+                     for k, op in enumerate(p.inputs) if op.strides[-1] == 0}
+        accs = [k for k, op in enumerate(p.outputs)
+                if p.reduce[k] is not None and op.strides[-1] == 0]
+        lanes = p.lanes
+        vec_init = [constant(p.outputs[k].dtype, identity(p.reduce[k], p.outputs[k].dtype),
+                             lanes) for k in accs]
+        scalar_init = [constant(p.outputs[k].dtype, identity(p.reduce[k], p.outputs[k].dtype))
+                       for k in accs]
+
+        def step(width: int):
+            def body(i, carried):
+                at = [b.add(off, b.mul(i, i64(op.strides[-1]))) if op.strides[-1] else off
+                      for op, off in zip(p.inputs + p.outputs, offsets)]
+                regs = [invariant[k] if k in invariant else
+                        self._read(op, at[k], width, op.strides[-1])
+                        for k, op in enumerate(p.inputs)]
+                values = self.nest.body(b, regs)
+                new = list(carried)
+                for k, (op, value) in enumerate(zip(p.outputs, values)):
+                    if k in accs:
+                        j = accs.index(k)
+                        value = splat(b, value, width) if width and not lanes_of(value) else value
+                        new[j] = combine(b, p.reduce[k], op.dtype, carried[j], value)
+                    else:
+                        self._write(k, op, at[n_in + k], value, width)
+                return new
+            return body
+
+        vec_stop = start
+        vec_accs = vec_init
+        if lanes:
+            span = b.sub(stop, start)
+            vec_stop = b.add(start, b.and_(span, i64(-lanes)))
+            vec_accs = for_range(b, start, vec_stop, lanes, vec_init, step(lanes), "vec")
+        tail_accs = for_range(b, vec_stop, stop, 1, scalar_init, step(0), "tail")
+        for j, k in enumerate(accs):
+            op, kind = p.outputs[k], p.reduce[k]
+            total = tail_accs[j]
+            if lanes:
+                total = combine(b, kind, op.dtype, horizontal(b, kind, op.dtype, vec_accs[j]),
+                                total)
+            out_at = offsets[n_in + k]
+            base = self.bases[op.base_index]
+            if not p.direct[k]:
+                total = combine(b, kind, op.dtype, load(b, base, op.dtype, out_at), total)
+            store(b, total, base, op.dtype, out_at)
+
+    # ---- operands ----------------------------------------------------------------------
+    def _read(self, op: _Operand, index: ir.Value, lanes: int, stride: int) -> ir.Value:
+        b = self.b
+        if op.kind == "const":
+            return constant(op.dtype, op.const)
+        if op.kind == "iota":
+            if lanes and stride:
+                ramp = ir.Constant(ir.VectorType(I64, lanes),
+                                   [i64(lane * stride) for lane in range(lanes)])
+                index = b.add(splat(b, index, lanes), ramp)
+            return convert(b, index, np.dtype(np.int64), op.dtype)
+        return load(b, self.bases[op.base_index], op.dtype, index, lanes if stride else 0,
+                    stride)
+
+    def _write(self, k: int, op: _Operand, index: ir.Value, value: ir.Value,
+               lanes: int) -> None:
+        b = self.b
+        if lanes and not lanes_of(value):
+            value = splat(b, value, lanes)
+        base = self.bases[op.base_index]
+        kind = self.p.reduce[k]
+        if kind is not None and not self.p.direct[k]:
+            stride = op.strides[-1] if self.p.rank else 1
+            value = combine(b, kind, op.dtype, load(b, base, op.dtype, index, lanes, stride),
+                            value)
+        store(b, value, base, op.dtype, index, op.strides[-1] if self.p.rank else 1)
+

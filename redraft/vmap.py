@@ -1,0 +1,411 @@
+"""vmap: automatic vectorisation, by rewriting the function's source into batched source.
+
+    batched = vmap(f, in_axes=(None, 0), out_axes=0)
+    batched(mat, xs)            # f(mat, x) for every x in xs, as one batched computation
+
+`in_axes` gives, per positional argument, the axis that is mapped (an int, negative too, or
+None for an argument every example shares), or a tuple/list/dict of them matching a pytree
+argument; keyword arguments are mapped along axis 0, as in JAX. `out_axes` places the batch
+axis of each result. Inside f, `x.shape`, `len(x)` and `x.ndim` see one example.
+
+The batched source (compiler/transforms/vmap.py) keeps every batched value's batch axis at
+position 0; arguments are moved there once on entry, results to `out_axes` on exit. The
+result of vmap is again a function redraft can read, so vmap composes with grad, jit, jvp
+and itself: `vmap(grad(loss), in_axes=(None, 0, 0))` gives per-example gradients.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from redraft.compiler.transforms import batch_types as bt
+from redraft.compiler.transforms import callees
+from redraft.compiler.transforms.common import core_of
+from redraft.runtime.array import Array
+from redraft.runtime.convert import as_array
+from redraft.runtime.pytree import tree_flatten, tree_unflatten
+
+
+class Vmapped:
+    """The function `vmap(fun, ...)` returns."""
+
+    def __init__(self, fun: Callable, in_axes, out_axes, axis_size: int | None):
+        self.fun = fun
+        self.in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        self.out_axes = out_axes
+        self.axis_size = axis_size
+        self._core = None
+        self._params: tuple | None = None
+        functools.update_wrapper(self, fun, updated=())
+
+    # ---- calling ---------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        from redraft.transforms import _run
+        args, specs = self._bind(args, kwargs)
+        prepared, types, n = prepare_arguments(args, specs, self.axis_size, self._names())
+        callee, out_type = batched_callee(self.fun, self._core_fn, types)
+        out = _run(callee, tuple(prepared) + (n,))
+        return place_outputs(out, out_type, self.out_axes, n)
+
+    def _core_fn(self):
+        if self._core is None:
+            self._core = core_of(self.fun)
+        return self._core
+
+    def _names(self) -> tuple:
+        if self._params is None:
+            self._params = self._core_fn().params
+        return self._params
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, tuple]:
+        """Positional arguments in parameter order and the in_axes spec of each (keywords
+        are mapped along axis 0; parameters left out take their defaults, unmapped)."""
+        specs = _positional_specs(self.in_axes, len(args))
+        if not kwargs and len(args) == len(self._names()):
+            return args, specs
+        params = self._names()
+        core = self._core_fn()
+        if len(args) > len(params):
+            raise TypeError(f"{core.name}() takes {len(params)} positional arguments but "
+                            f"{len(args)} were given")
+        values, axes = dict(zip(params, args)), dict(zip(params, specs))
+        for k, v in kwargs.items():
+            if k not in params:
+                raise TypeError(f"{core.name}() got an unexpected keyword argument {k!r}")
+            if k in values:
+                raise TypeError(f"{core.name}() got multiple values for argument {k!r}")
+            values[k], axes[k] = v, 0
+        defaults = _defaults(self.fun, core)
+        for p in params:
+            if p not in values:
+                if p not in defaults:
+                    raise TypeError(f"{core.name}() missing required argument {p!r}")
+                values[p], axes[p] = defaults[p], None
+        return tuple(values[p] for p in params), tuple(axes[p] for p in params)
+
+    # ---- composition ---------------------------------------------------------------------------
+    def __redraft_transformable__(self):
+        """The Core of this vmapped function (arguments taken as arrays, or as tuples where
+        in_axes is a tuple), so grad, jvp and vmap can transform it further."""
+        from redraft.compiler.transforms.vmap_wrapper import wrapper_of
+        return wrapper_of(self.fun, self._core_fn(), self.in_axes, self.out_axes,
+                          self.axis_size).fn.__redraft_core__
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<vmap of {getattr(self.fun, '__name__', self.fun)!r}>"
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: str | None = None,
+         axis_size: int | None = None, spmd_axis_name=None) -> Callable:
+    """Vectorise `fun` over the axes `in_axes` of its arguments (see the module docstring)."""
+    if not callable(fun):
+        raise TypeError(f"vmap requires a callable argument, got {fun!r}")
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
+                                  or axis_size < 0):
+        raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
+    return Vmapped(fun, in_axes, out_axes, None if axis_size is None else int(axis_size))
+
+
+def _check_axes_spec(spec, what: str) -> None:
+    leaves, _ = tree_flatten(spec)
+    for leaf in leaves:
+        if leaf is not None and not isinstance(leaf, (int, np.integer)) or isinstance(
+                leaf, bool):
+            raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
+                            f"those types as leaves, but got {spec!r}.")
+
+
+def _positional_specs(in_axes, n_args: int) -> tuple:
+    if not isinstance(in_axes, tuple):
+        return (in_axes,) * n_args
+    if len(in_axes) != n_args:
+        raise ValueError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got len(in_axes)="
+            f"{len(in_axes)}, len(args)={n_args}")
+    return in_axes
+
+
+def _defaults(fun, core) -> dict:
+    out = dict(zip(core.params[len(core.params) - len(core.defaults):], core.defaults))
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return out
+    out.update({p.name: p.default for p in sig.parameters.values()
+                if p.default is not inspect.Parameter.empty})
+    return out
+
+
+# ---- arguments in -------------------------------------------------------------------------------
+
+def prepare_arguments(args: tuple, specs: tuple, axis_size, names: tuple):
+    """(arguments with mapped axes moved to 0, their batch types, the axis size)."""
+    found: list = []  # (leaf, axis, path) of every mapped leaf
+    for value, spec, name in zip(args, specs, names):
+        if spec is not None:
+            _collect(value, spec, f"argument {name}", found)
+    n = mapped_size(found, axis_size)
+    types, moved = [], []
+    for value, spec, name in zip(args, specs, names):
+        v, t = _prepare(value, spec, n, f"argument {name}")
+        moved.append(v)
+        types.append(t)
+    return moved, tuple(types), n
+
+
+def _collect(value, spec, path: str, found: list) -> None:
+    """Record (leaf, axis, path) for every leaf `spec` maps (spec a prefix of value)."""
+    if spec is None:
+        return
+    if isinstance(spec, (int, np.integer)):
+        if isinstance(value, Array):
+            found.append((value, int(spec), path))
+            return
+        leaves, treedef = tree_flatten(value)
+        if treedef.kind is None:
+            found.append((_as_mapped(value, path), int(spec), path))
+            return
+        for child, key in zip(_children_of(value), _child_paths(value, treedef)):
+            _collect(child, spec, path + key, found)
+        return
+    children, specs, keys = _match_prefix(value, spec, path)
+    for child, s, key in zip(children, specs, keys):
+        _collect(child, s, path + key, found)
+
+
+def _match_prefix(value, spec, path: str):
+    """(children of value, their specs, their paths) for a container `spec`."""
+    treedef = tree_flatten(value)[1]
+    ok = (isinstance(spec, (tuple, list)) and isinstance(value, (tuple, list))
+          and len(spec) == len(value)) or (isinstance(spec, dict) and isinstance(value, dict)
+                                            and set(spec) == set(value))
+    if not ok:
+        raise ValueError(f"vmap in_axes specification must be a tree prefix of the "
+                         f"corresponding value, got specification {spec!r} for value tree "
+                         f"{treedef} ({path}).")
+    specs = list(spec) if isinstance(spec, (tuple, list)) else [spec[k] for k in sorted(spec)]
+    return _children_of(value), specs, _child_paths(value, treedef)
+
+
+def _prepare(value, spec, n: int, path: str):
+    """(value with mapped axes at 0 and, inside dicts and objects that mix mapped and
+    unmapped leaves, the unmapped ones broadcast; the value's batch type)."""
+    from redraft.compiler.transforms.vmap_helpers import move_axis
+    if spec is None:
+        return value, bt.U
+    if isinstance(value, Array) and isinstance(spec, int):
+        return (value if spec == 0 else move_axis(value, spec, 0)), bt.B
+    if isinstance(spec, (int, np.integer)):
+        leaves, treedef = tree_flatten(value)
+        if treedef.kind is None:
+            leaf = _as_mapped(value, path)
+            return (move_axis(leaf, int(spec), 0) if spec != 0 else leaf), bt.B
+        children, specs = _children_of(value), [spec] * len(treedef.children)
+    else:
+        children, specs, _ = _match_prefix(value, spec, path)
+    treedef = tree_flatten(value)[1]
+    keys = _child_paths(value, treedef)
+    prepared = [_prepare(c, s, n, path + k) for c, s, k in zip(children, specs, keys)]
+    kids, kid_types = [v for v, _ in prepared], [t for _, t in prepared]
+    if isinstance(value, (tuple, list)) and not hasattr(type(value), "_fields"):
+        return _rebuild_like(value, kids, treedef), bt.tup(kid_types)
+    if not any(bt.is_batched(t) for t in kid_types):
+        return _rebuild_like(value, kids, treedef), bt.U
+    kids = [k if bt.is_batched(t) else _broadcast_leaves(k, n) for k, t in zip(kids, kid_types)]
+    return _rebuild_like(value, kids, treedef), bt.TREE
+
+
+def _broadcast_leaves(value, n: int):
+    from redraft.compiler.transforms.vmap_helpers import broadcast
+    leaves, treedef = tree_flatten(value)
+    return tree_unflatten(treedef, [broadcast(v, n) for v in leaves])
+
+
+def _children_of(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    if isinstance(value, dict):
+        return [value[k] for k in sorted(value)]
+    from redraft.runtime.pytree import _children
+    node = _children(value, None)
+    return list(node[2]) if node is not None else []
+
+
+def _child_paths(value, treedef) -> list[str]:
+    if isinstance(value, dict):
+        return [f"[{k!r}]" for k in sorted(value)]
+    if hasattr(type(value), "_fields"):
+        return [f".{f}" for f in type(value)._fields]
+    return [f"[{i}]" for i in range(len(treedef.children))]
+
+
+def _rebuild_like(value, kids: list, treedef):
+    if isinstance(value, list):
+        return kids
+    if isinstance(value, tuple) and not hasattr(type(value), "_fields"):
+        return tuple(kids)
+    if isinstance(value, dict):
+        return dict(zip(sorted(value), kids))
+    leaves = []
+    for k in kids:
+        leaves.extend(tree_flatten(k)[0])
+    return tree_unflatten(treedef, leaves)
+
+
+def _as_mapped(leaf, path: str):
+    if isinstance(leaf, Array) or (hasattr(leaf, "_data") and hasattr(leaf, "shape")):
+        return leaf
+    if isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic)):
+        return as_array(leaf)
+    raise TypeError(f"vmap: {path} is a {type(leaf).__name__}, which has no axis to map; "
+                    "pass an array, or give it in_axes None")
+
+
+def mapped_size(found: list, axis_size) -> int:
+    """The one size of every mapped axis (JAX's error naming each argument otherwise)."""
+    sizes = []
+    for leaf, axis, path in found:
+        shape = tuple(leaf.shape)
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError(
+                f"vmap was requested to map its argument along axis {axis}, which implies "
+                f"that its rank should be at least {axis + 1 if axis >= 0 else -axis}, but "
+                f"is only {len(shape)} (its shape is {shape})")
+        sizes.append(shape[axis])
+    if axis_size is not None:
+        if any(s != axis_size for s in sizes):
+            raise ValueError(inconsistent_sizes(found, sizes, axis_size))
+        return axis_size
+    if not sizes:
+        raise ValueError("vmap must have at least one non-None value in in_axes")
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError(inconsistent_sizes(found, sizes, None))
+    return sizes[0]
+
+
+def inconsistent_sizes(found: list, sizes: list, axis_size) -> str:
+    """JAX's message: which arguments had which sizes along their mapped axes."""
+    from collections import Counter
+    from redraft.compiler.core.abstract import short_dtype_name
+    lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
+    if axis_size is not None:
+        lines.append(f"  * axis_size was given as {axis_size};")
+    counts = Counter(sizes)
+    common = counts.most_common(1)[0][0] if axis_size is None else None
+    described = set()
+    for (leaf, axis, path), size in zip(found, sizes):
+        shape = tuple(leaf.shape)
+        dtype = getattr(leaf, "dtype", None)
+        name = short_dtype_name(dtype) if isinstance(dtype, np.dtype) else str(dtype)
+        what = f"axis {axis} of {path} of type {name}[{','.join(map(str, shape))}]"
+        if size == common and counts[size] > 1 and len(counts) > 1:
+            if size not in described:
+                described.add(size)
+                lines.append(f"  * most axes ({counts[size]} of them) had size {size}, "
+                             f"e.g. {what};")
+            continue
+        lines.append(f"  * one axis had size {size}: {what};")
+    lines[-1] = lines[-1].rstrip(";")
+    return "\n".join(lines)
+
+
+# ---- the batched function ---------------------------------------------------------------------
+
+_CALLEES: dict = {}
+
+
+def batched_callee(fun: Callable, core_fn: Callable, types: tuple):
+    """(the loaded batched function, its result's batch type), cached."""
+    key = (callees._identity_key(fun), types)
+    hit = _CALLEES.get(key)
+    if hit is not None:
+        return hit[:2]
+    from redraft.compiler.transforms.vmap_calls import callee_result_type
+    out_type = callee_result_type(fun, core_fn(), types)
+    hit = (callees.vmap_of(fun, types).fn, out_type)
+    _CALLEES[key] = hit + (fun,)
+    return hit
+
+
+# ---- results out ------------------------------------------------------------------------------
+
+def place_outputs(out, out_type, out_axes, n: int):
+    """Each result leaf's batch axis moved from 0 to its out_axes; unbatched leaves
+    broadcast (or, where out_axes is None, kept as they are)."""
+    if out_axes == 0 and out_type is bt.B:
+        return out
+    return _place(out, out_type, out_axes, n, "the result")
+
+
+def _place(value, t, spec, n: int, path: str):
+    from redraft.compiler.transforms.vmap_helpers import broadcast, move_axis
+    if isinstance(spec, (tuple, list, dict)):
+        return _place_node(value, t, spec, n, path)
+    if value is None:
+        return None
+    if bt.kind(t) in ("T", "L", "tape", "P") or isinstance(value, (tuple, list, dict)):
+        leaves, treedef = tree_flatten(value)
+        leaf_types = _leaf_types(value, t)
+        placed = [_place(v, lt, spec, n, path) for v, lt in zip(leaves, leaf_types)]
+        return tree_unflatten(treedef, placed)
+    if spec is None:
+        if bt.is_batched(t):
+            raise ValueError(
+                f"vmap has mapped output but out_axes is None: {path} depends on a mapped "
+                "input, so it differs from example to example and has no single unmapped "
+                "value; give out_axes an int to keep its batch axis")
+        return value
+    if not bt.is_batched(t):
+        value = broadcast(as_array(value), n)
+    return move_axis(value, 0, int(spec))
+
+
+def _place_node(value, t, spec, n: int, path: str):
+    if isinstance(spec, (tuple, list)) and isinstance(value, (tuple, list)) and len(
+            spec) == len(value):
+        items = [_place(v, bt.item(t, i) if bt.kind(t) in ("T", "L") else t, s, n,
+                        f"{path}[{i}]") for i, (v, s) in enumerate(zip(value, spec))]
+        return type(value)(items) if not hasattr(type(value), "_fields") else type(value)(
+            *items)
+    if isinstance(spec, dict) and isinstance(value, dict) and set(spec) == set(value):
+        return {k: _place(value[k], t, spec[k], n, f"{path}[{k!r}]") for k in value}
+    raise ValueError(f"vmap out_axes specification must be a tree prefix of the "
+                     f"corresponding value, got specification {spec!r} for value tree "
+                     f"{tree_flatten(value)[1]}.")
+
+
+def _leaf_types(value, t) -> list:
+    """The batch type of each leaf of `value` (flattening order), from its type t."""
+    leaves, treedef = tree_flatten(value)
+    if bt.kind(t) in ("B", "P", "U"):
+        return [t if t is bt.U else bt.B] * len(leaves)
+    if isinstance(value, (tuple, list)) and not hasattr(type(value), "_fields"):
+        out = []
+        for i, v in enumerate(value):
+            it = bt.item(t, i) if bt.kind(t) in ("T", "L") else (
+                t[1] if i == 0 else t) if bt.kind(t) == "tape" else bt.TREE
+            out.extend(_leaf_types(v, it))
+        return out
+    return [bt.B if bt.is_batched(t) else bt.U] * len(leaves)
+
+
+def emit_vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> str:
+    """The batched source of `fun` and of the vmap around it, as `redraft emit` prints it."""
+    from redraft.compiler.transforms.vmap_wrapper import spec_type, wrapper_of
+    core = core_of(fun)
+    specs = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(core.params)
+    types = tuple(spec_type(s) for s in specs)
+    batched = callees.vmap_of(fun, types).fn
+    wrapper = wrapper_of(fun, core, in_axes, out_axes, None).fn
+    return batched.__redraft_source__ + "\n" + wrapper.__redraft_source__
