@@ -290,12 +290,14 @@ def substitute(s: Stmt, mapping: dict[str, str]) -> Stmt:
 def upward_exposed(body: list[Stmt], defined: set[str] | None = None) -> set[str]:
     """Names `body` may read before writing them (in a loop body: the loop-carried reads).
     A name written in only one branch of an `if`, or inside a nested loop, counts as not
-    yet written after it, except in a later `if` on the same, unchanged condition: there
-    the branch that wrote it is the branch that reads it (as in a reverse pass's replay)."""
+    yet written after it, except in a later `if` on the same, unchanged condition (at any
+    depth): there the branch that wrote it is the branch that reads it (as in a reverse
+    pass's replay of a forward iteration)."""
     exposed: set[str] = set()
 
-    def visit(stmts: list[Stmt], known: set[str], facts: dict) -> set[str]:
-        known, facts = set(known), dict(facts)  # facts: condition -> names each branch wrote
+    def visit(stmts: list[Stmt], known: set[str], facts: dict) -> tuple[set[str], dict]:
+        # facts: condition -> (names each branch wrote, facts known inside each branch)
+        known, facts = set(known), dict(facts)
         for s in stmts:
             if isinstance(s, (Assign, ExprStmt, Return)):
                 exposed.update(stmt_reads(s) - known)
@@ -303,23 +305,26 @@ def upward_exposed(body: list[Stmt], defined: set[str] | None = None) -> set[str
                     known |= set(s.targets)
             elif isinstance(s, If):
                 exposed.update(expr_reads(s.cond) - known)
-                then_wrote, else_wrote = facts.get(_cond_key(s.cond), (set(), set()))
-                then_known = visit(s.body, known | then_wrote, facts)
-                else_known = visit(s.orelse, known | else_wrote, facts)
+                then_wrote, else_wrote, then_facts, else_facts = facts.get(
+                    _cond_key(s.cond), (set(), set(), {}, {}))
+                then_known, then_facts = visit(s.body, known | then_wrote,
+                                               {**facts, **then_facts})
+                else_known, else_facts = visit(s.orelse, known | else_wrote,
+                                               {**facts, **else_facts})
                 known |= then_known & else_known
             elif isinstance(s, For):
                 exposed.update(expr_reads(s.iter) - known)
                 visit(s.body, known | {s.target}, facts)
             elif isinstance(s, While):
-                inner = visit(s.cond_body, known, facts)
+                inner, _ = visit(s.cond_body, known, facts)
                 exposed.update(expr_reads(s.cond) - inner)
                 visit(s.body, inner, facts)
             written = stmt_writes(s)
             for name in written:
                 facts.pop(name, None)
             if isinstance(s, If) and _cond_key(s.cond) not in written | {None}:
-                facts[_cond_key(s.cond)] = (then_known, else_known)
-        return known
+                facts[_cond_key(s.cond)] = (then_known, else_known, then_facts, else_facts)
+        return known, facts
 
     visit(body, set(defined or ()), {})
     return exposed

@@ -17,7 +17,7 @@ import types
 import gast
 
 from redraft.compiler.core import ir
-from redraft.compiler.frontend import control_flow, local_functions, methods
+from redraft.compiler.frontend import control_flow, jumps, local_functions, methods
 from redraft.compiler.frontend.source import ParsedFunction, parse_function
 from redraft.runtime.errors import RedraftError
 
@@ -146,6 +146,9 @@ class Lowering:
     # ---- function --------------------------------------------------------------------------
     def run(self) -> ir.Function:
         node = self.parsed.node
+        if isinstance(node, gast.FunctionDef) and jumps.has_jumps(node):
+            jumps.desugar(node)
+            self.locals |= _assigned_names(node)
         out: list[ir.Stmt] = []
         if isinstance(node, gast.Lambda):
             result = self.expr(node.body, out)

@@ -8,6 +8,7 @@ or `while` on a value only known at run time becomes a real IR branch or loop, a
 """
 from __future__ import annotations
 
+import operator
 import types
 from typing import Any
 
@@ -130,6 +131,9 @@ class Interpreter:
         kwargs = {k: self.atom(v, env) for k, v in c.kwargs}
         if fn is print:
             return self.stage_print(args, kwargs)
+        if fn is operator.not_ and values.is_staged(args[0]):  # `not x` on a run-time value
+            import redraft.numpy as jnp
+            return jnp.logical_not(values.predicate(args[0]))
         if isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "format" and isinstance(
                 fn.__self__, str) and any(values.is_staged(a) for a in args + list(
                 kwargs.values())):
@@ -241,15 +245,18 @@ class Interpreter:
             env[s.target] = iterable[-1]
 
     def while_(self, s: ir.While, env: dict) -> None:
-        probe = dict(env)
-        self.block(s.cond_body, probe)
-        cond = self.atom(s.cond, probe)
-        if not values.is_staged(cond):
-            while True:
-                self.block(s.cond_body, env)
-                if not values.truth(self.atom(s.cond, env)):
-                    return
-                self.block(s.body, env)
+        """Run the loop now while its condition is known; from the first iteration whose
+        condition is only known at run time on, stage the rest as an IR while loop."""
+        while True:
+            probe = dict(env)
+            self.block(s.cond_body, probe)
+            cond = self.atom(s.cond, probe)
+            if values.is_staged(cond):
+                break
+            env.update(probe)
+            if not values.truth(cond):
+                return
+            self.block(s.body, env)
         carried = sorted(n for n in ir.block_writes(s.body) | ir.block_writes(s.cond_body)
                          if n in env)
 

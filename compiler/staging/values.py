@@ -57,6 +57,10 @@ def user_name(name: str) -> str:
 
 def join_avals(name: str, a, b) -> ShapedArray:
     """The type a name must have to hold `a` on one path and `b` on the other."""
+    if a is None or b is None:  # a placeholder on one path: the other path decides
+        if a is None and b is None:
+            raise Unstageable(f"`{user_name(name)}` is None on both paths")
+        return _type(b if a is None else a)
     ta, tb = _type(a), _type(b)
     if ta.shape != tb.shape:
         name = user_name(name)
@@ -74,6 +78,9 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
         if not isinstance(a, Array) and not isinstance(b, Array):
             if a is b or (_simple(a) and _simple(b) and type(a) is type(b) and a == b):
                 static[n] = a
+                continue
+            if a is None or b is None:
+                staged.append(n)  # e.g. a return value set on one path only
                 continue
             if not (_number(a) and _number(b)):
                 raise Unstageable(f"`{user_name(n)}` is given different Python values ({a!r:.40} and "
@@ -100,7 +107,10 @@ def to_array(v, name: str) -> Array:
 
 
 def coerce(v, aval: ShapedArray) -> Array:
-    """`v` as an Array of `aval`'s dtype."""
+    """`v` as an Array of `aval`'s dtype (None, a placeholder no path reads, as zeros)."""
+    if v is None:
+        import redraft.numpy as jnp
+        return jnp.zeros(aval.shape, aval.dtype)
     x = to_array(v, "value")
     if x.dtype != aval.dtype:
         from redraft.numpy.promotion import convert

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import redraft
-import redraft.numpy as jnp
 from redraft.compiler.ir import passes
 from redraft.compiler.ir.ssa import fused_p, walk_eqns
 from redraft.compiler.ir.verify import verify
+import redraft.numpy as jnp
 from redraft.runtime.pytree import tree_flatten, tree_leaves
 
 import ir_functions as F
