@@ -401,3 +401,7 @@ def test_emit_returns_readable_source():
         ast.parse(redraft.emit(catalogue.loop_range, mode))
     with pytest.raises(ValueError, match="unknown mode"):
         redraft.emit(catalogue.loop_range, "sideways")
+
+
+def test_break_in_a_loop_is_differentiated():
+    np.testing.assert_allclose(np.asarray(redraft.grad(breaks)(X)), 2 * np.ones(np.shape(X)))
