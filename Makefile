@@ -21,6 +21,7 @@ acceptance:
 
 bench:
 	$(PY) -m benchmarks.bench_eager
+	$(PY) -m benchmarks.bench_ad
 	$(PY) -m benchmarks.bench_kernels
 
 lint:
