@@ -174,7 +174,12 @@ class Interpreter:
         then_env, else_env = dict(env), dict(env)
         then_block = self.region(s.body, then_env)
         else_block = self.region(s.orelse, else_env)
-        outs = [n for n in names if n in then_env and n in else_env]
+        # a name set on one path only gets a placeholder on the other (generated code
+        # reads it under the same condition; user code reading it would be a NameError)
+        outs = [n for n in names if n in then_env or n in else_env]
+        for n in outs:
+            then_env.setdefault(n, None)
+            else_env.setdefault(n, None)
         static, staged = values.split_outputs(outs, then_env, else_env)
         env.update(static)
         avals = [values.join_avals(n, then_env[n], else_env[n]) for n in staged]

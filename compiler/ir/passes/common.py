@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from redraft.compiler.ir.ssa import (EFFECT_PRIMITIVES, Atom, Block, Eqn, Value, fused_p,
-                                     walk_eqns)
+from redraft.compiler.ir.ssa import EFFECT_PRIMITIVES, Atom, Block, Eqn, Value, fused_p, walk_eqns
 from redraft.compiler.primitives import reductions
 
 REDUCTIONS = frozenset({reductions.reduce_sum_p, reductions.reduce_max_p,

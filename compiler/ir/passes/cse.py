@@ -8,8 +8,7 @@ import numpy as np
 
 from redraft.compiler.ir.passes.common import (has_effects, is_fused, resolve, substitute,
                                                visible_params)
-from redraft.compiler.ir.ssa import (CONTROL_PRIMITIVES, Atom, Block, Eqn, Function, Literal,
-                                     Value)
+from redraft.compiler.ir.ssa import CONTROL_PRIMITIVES, Atom, Block, Eqn, Function, Literal, Value
 
 
 class _Unhashable(Exception):

@@ -7,8 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from redraft.compiler.ir.passes.common import has_effects, resolve, substitute, visible_params
-from redraft.compiler.ir.ssa import (CONTROL_PRIMITIVES, Atom, Block, Eqn, Function, Literal,
-                                     Value)
+from redraft.compiler.ir.ssa import CONTROL_PRIMITIVES, Atom, Block, Eqn, Function, Literal, Value
 from redraft.compiler.primitives.elementwise import convert_element_type_p, mul_p
 from redraft.runtime.eager import impl_rules
 

@@ -4,10 +4,11 @@ group instead of one per primitive."""
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass, field, replace
 
-from redraft.compiler.ir.passes.common import (REDUCTIONS, has_effects, is_elementwise,
-                                               is_fused, reads)
+from redraft.compiler.ir.passes.common import (REDUCTIONS, has_effects, is_elementwise, is_fused,
+                                               reads)
 from redraft.compiler.ir.ssa import Atom, Block, Eqn, Function, Literal, Value, fused_p
 
 
@@ -21,12 +22,16 @@ def fusion(fn: Function) -> Function:
       exactly one `fused` equation, whose region is closed (it reads only its parameters);
     - a group joins equations of one iteration shape `shape` (their common output shape):
       an equation joins the group of each operand's producer of that shape, and groups of one
-      kind and shape that read the same full-size input are merged, whenever the merge keeps
-      the block acyclic (effects keep their order);
+      kind, shape (and axes) that read the same full-size input are merged, whenever the
+      merge keeps the block acyclic (effects keep their order);
     - a group whose values are used outside it only by reductions over the same axes takes
       them in as its terminal ops: `kind="reduce"`, `axes`, and its outputs are exactly those
-      reductions; otherwise `kind="elementwise"` and its outputs are the values used outside
-      the group (later equations, nested regions or the block's results);
+      reductions. When only a tail of the group feeds such reductions, and whatever the tail
+      reads from the rest is stored anyway, the tail splits off with them (tanh(x) returned
+      and sum(tanh(x)**2): one loop stores tanh(x), one reads it and sums). Reductions left
+      alone are one-reduction `fused` equations. Otherwise `kind="elementwise"`, and the
+      outputs are the values used outside the group (later equations, nested regions or the
+      block's results); a reduce group never reads its own results;
     - outputs keep their Values (and types), so nothing outside the group is renamed; the
       block is reordered only as the new dependencies require.
     """
@@ -68,7 +73,7 @@ class _Graph:
             for p in preds:
                 self.succs[p].append(k)
         effects = [k for k, e in enumerate(eqns) if has_effects(e)]
-        for a, b in zip(effects, effects[1:]):
+        for a, b in itertools.pairwise(effects):
             self.succs[a].append(b)
             self.preds[b].append(a)
 
@@ -101,6 +106,7 @@ class _Grouping:
     def __init__(self, graph: _Graph):
         self.graph = graph
         self.group_of: dict[int, _Group] = {}
+        self.last_grouped = -1  # the latest equation in any group
 
     def run(self) -> list[_Group]:
         self._chain_elementwise()
@@ -183,19 +189,21 @@ class _Grouping:
                 self._assign(_Group([k], eqn.ins[0].aval.shape, "reduce", eqn.params["axes"]))
 
     def _merge_siblings(self) -> None:
-        """Merge groups of one signature that read the same full-size input."""
-        readers: dict[tuple, list[_Group]] = {}
+        """Merge groups of one signature that read the same full-size input (each group
+        tries the latest group before it that reads it, which bounds the work)."""
+        latest: dict[tuple, _Group] = {}
         for group in self.groups():
             keys = [(group.signature(), i) for i in self._full_size_inputs(group)]
             for key in keys:
-                for other in readers.get(key, []):
-                    if other.merged or other is group:
-                        continue
-                    if group.kind == "reduce" and self._connected(other, group):
-                        continue  # a reduction's result cannot feed its own loop nest
-                    group = self._try_merge(other, group)
+                other = latest.get(key)
+                other = self.group_of[other.members[0]] if other is not None else None
+                if other is None or other is group:
+                    continue
+                if group.kind == "reduce" and self._connected(other, group):
+                    continue  # a reduction's result cannot feed its own loop nest
+                group = self._try_merge(other, group)
             for key in keys:
-                readers.setdefault(key, []).append(group)
+                latest[key] = group
 
     def _full_size_inputs(self, group: _Group) -> list[int]:
         members = set(group.members)
@@ -214,28 +222,38 @@ class _Grouping:
     def _assign(self, group: _Group) -> _Group:
         for m in group.members:
             self.group_of[m] = group
+        self.last_grouped = max(self.last_grouped, group.members[-1])
         return group
 
     def _try_merge(self, a: _Group, b: _Group) -> _Group:
         """a and b merged into a if that keeps the graph acyclic; otherwise b."""
         members = set(a.members) | set(b.members)
-        if not self._acyclic(members):
+        if not self._reads_only(b, a) and not self._acyclic(members):
             return b
         a.members = sorted(members)
         b.merged = True
         return self._assign(a)
 
+    def _reads_only(self, b: _Group, a: _Group) -> bool:
+        """Whether b is the latest grouped equation and reads only a's values: then joining
+        a cannot close a cycle (the fast path of long elementwise chains)."""
+        if len(b.members) != 1 or b.members[0] != self.last_grouped:
+            return False
+        return all(p in a.members for p in self.graph.preds[b.members[0]])
+
     def _acyclic(self, members: set[int]) -> bool:
         """Whether making `members` one node leaves no path from it back to itself; other
         groups count as single nodes (reaching one member reaches all of them)."""
         succs = self.graph.succs
+        # past every grouped equation, paths only go forward through single equations
+        horizon = max(max(members), self.last_grouped)
         stack = [s for m in members for s in succs[m] if s not in members]
         seen: set[int] = set()
         while stack:
             k = stack.pop()
             if k in members:
                 return False
-            if k in seen:
+            if k in seen or k > horizon:
                 continue
             group = self.group_of.get(k)
             for n in (group.members if group is not None else [k]):

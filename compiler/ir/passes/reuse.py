@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from redraft.compiler.ir.passes.common import is_elementwise, is_fused, region_reads, reads
+from redraft.compiler.ir.passes.common import is_elementwise, is_fused, reads, region_reads
 from redraft.compiler.ir.ssa import Block, Eqn, Function, Value, cond_p, for_p, while_p
 from redraft.compiler.primitives import gather, indexing, shape
 
@@ -13,6 +13,11 @@ from redraft.compiler.primitives import gather, indexing, shape
 IN_PLACE_UPDATES = frozenset({indexing.index_update_p, shape.dynamic_update_slice_p,
                               gather.scatter_p, gather.scatter_add_p, gather.scatter_mul_p,
                               gather.scatter_min_p, gather.scatter_max_p})
+# Shape primitives a backend may implement as views of their operand's buffer (strides, no
+# copy); the LLVM backend does for these. Their results share the operand's buffer.
+VIEW_PRIMITIVES = frozenset({shape.reshape_p, shape.squeeze_p, shape.broadcast_in_dim_p,
+                             shape.transpose_p, shape.slice_p, shape.rev_p, shape.dynamic_slice_p,
+                             indexing.getitem_p})
 ANNOTATIONS = ("_donate", "_donate_into", "_writes_carry")
 
 
@@ -32,13 +37,15 @@ def reuse(fn: Function) -> Function:
       the loop, a copy otherwise: one copy per loop, none per iteration).
 
     The analysis, per block: a value is dead after the last equation of its block that reads
-    it (reads in nested regions count at the equation holding them), unless the block yields
-    it. A value is owned when its buffer can be shared with no other live value: results of
-    ordinary and fused equations, results j of a loop with j in `_writes_carry`, and a loop
-    body's carried parameter j when the body yields for it a value it owns, defined by one
-    of its equations, yielded once. Never owned: function parameters (the caller owns them),
-    values of enclosing blocks (a later iteration may read them again), cond results and
-    other region parameters (they may share a buffer with a live value).
+    it or any value that may share its buffer (a view: VIEW_PRIMITIVES; a result of
+    cond/for/while, which may be any value the construct reads), counting reads in nested
+    regions at the equation holding them, unless the block yields one of them. A value is
+    owned when its buffer is its own: results of the other equations and of fused ones,
+    results j of a loop with j in `_writes_carry`, and a loop body's carried parameter j
+    when the body yields for it a value it owns, defined by one of its equations, yielded
+    once. Never owned: function parameters (the caller owns them), values of enclosing
+    blocks (a later iteration may read them again), views, cond results and other region
+    parameters (they may share a buffer with a live value).
     """
     body = _analyse(fn.body, set()).block
     return Function(fn.name, body, dict(fn.meta))
@@ -52,12 +59,12 @@ class _Analysed:
 
 
 def _analyse(block: Block, owned_params: set[int]) -> _Analysed:
-    last = _last_uses(block)
+    analysed = [_with_regions(_clear(eqn)) for eqn in block.eqns]
+    last = _last_uses([eqn for eqn, _ in analysed], block.results)
     owned = set(owned_params)
     donated: set[int] = set()
     eqns = []
-    for k, eqn in enumerate(block.eqns):
-        eqn, owned_outs = _with_regions(_clear(eqn))
+    for k, (eqn, owned_outs) in enumerate(analysed):
         pairs = _donations(eqn, [p for p, a in enumerate(eqn.ins)
                                  if isinstance(a, Value) and a.id in owned
                                  and last.get(a.id) == k])
@@ -71,16 +78,39 @@ def _analyse(block: Block, owned_params: set[int]) -> _Analysed:
     return _Analysed(new, donated, owned - owned_params)
 
 
-def _last_uses(block: Block) -> dict[int, int]:
-    """value id -> index of the last equation reading it (past the end when yielded)."""
+def _last_uses(eqns: list[Eqn], results: list) -> dict[int, int]:
+    """value id -> index of the last equation reading it or a value sharing its buffer (past
+    the end when the block yields one)."""
     last: dict[int, int] = {}
-    for k, eqn in enumerate(block.eqns):
+    for k, eqn in enumerate(eqns):
         for i in reads(eqn):
             last[i] = k
-    for a in block.results:
+    for a in results:
         if isinstance(a, Value):
-            last[a.id] = len(block.eqns)
+            last[a.id] = len(eqns)
+    for alias, sources in _aliases(eqns).items():
+        for i in sources:
+            last[i] = max(last.get(i, -1), last.get(alias, -1))
     return last
+
+
+def _aliases(eqns: list[Eqn]) -> dict[int, set[int]]:
+    """value id -> ids of the values in whose buffers it may live (a view of a view: both).
+    A loop's written carries live in buffers of the loop's own."""
+    aliases: dict[int, set[int]] = {}
+    for eqn in eqns:
+        if eqn.prim in VIEW_PRIMITIVES and isinstance(eqn.ins[0], Value):
+            read = {eqn.ins[0].id}
+        elif eqn.prim in (cond_p, for_p, while_p):
+            read = reads(eqn)
+        else:
+            continue
+        sources = set().union(*({i} | aliases.get(i, set()) for i in read))
+        written = eqn.params.get("_writes_carry", ())
+        for j, v in enumerate(eqn.outs):
+            if not (eqn.prim in (for_p, while_p) and j in written):
+                aliases[v.id] = sources
+    return aliases
 
 
 def _clear(eqn: Eqn) -> Eqn:
@@ -104,6 +134,8 @@ def _with_regions(eqn: Eqn) -> tuple[Eqn, list[Value]]:
     if eqn.prim is cond_p:
         return replace(eqn, regions=[_analyse(r, set()).block for r in eqn.regions]), []
     assert not eqn.regions or is_fused(eqn), f"unexpected regions in {eqn.prim.name}"
+    if eqn.prim in VIEW_PRIMITIVES:
+        return eqn, []
     return eqn, list(eqn.outs)  # fresh buffers (fused regions are one loop nest: no reuse)
 
 

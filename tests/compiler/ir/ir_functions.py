@@ -149,3 +149,26 @@ def loop_yields_outer(x, z):
         x = z
         z = z * 1.5
     return x, z
+
+
+def view_outlives_its_base(x):
+    e = jnp.exp(x)
+    r = e.reshape(2, 3).T
+    s = jnp.sin(e)
+    return r, s * 2.0
+
+
+def view_in_loop(x):
+    for i in range(3):
+        y = jnp.exp(x)
+        t = y.reshape(3, 2)
+        x = jnp.sin(y) + t.reshape(6)
+    return x
+
+
+def loop_resets_to_outer(x, z):
+    acc = jnp.zeros_like(x)
+    for i in range(3):
+        acc = jnp.exp(x) + acc * 0.5
+        x = z
+    return acc

@@ -1,12 +1,15 @@
 """A test interpreter that honours the buffer-reuse annotations the way an in-place backend
 would: a donated operand's buffer receives the result (np.copyto), loops own the carries
-they write, and nothing is copied otherwise (loop carries and branch results share buffers).
-If the analysis marked a buffer that is still needed, results or the caller's arrays change.
+they write, and nothing is copied otherwise (loop carries and branch results share buffers,
+shape primitives return NumPy views where NumPy makes them, as the LLVM backend's strided
+views do). If the analysis marked a buffer that is still needed, results or the caller's
+arrays change.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from redraft.compiler.ir.passes.reuse import VIEW_PRIMITIVES
 from redraft.compiler.ir.ssa import Block, Function, Literal, cond_p, for_p, fused_p, while_p
 from redraft.runtime.eager import impl_rules
 
@@ -61,4 +64,6 @@ def _fresh(eqn, ins, env) -> list:
         params = {k: v for k, v in eqn.params.items() if not k.startswith("_")}
         result = impl_rules[eqn.prim](*ins, **params)
         outs = list(result) if eqn.prim.multiple_results else [result]
+        if eqn.prim in VIEW_PRIMITIVES:
+            return [np.asarray(o) for o in outs]
     return [np.array(o, dtype=v.aval.dtype) for o, v in zip(outs, eqn.outs)]

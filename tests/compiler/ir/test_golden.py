@@ -20,7 +20,7 @@ GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 CASES = {
     "selu": (F.selu, (jnp.ones(8),)),                          # one elementwise loop
     "decay": (F.decay, (jnp.ones((300, 300)),)),               # a for loop around one loop
-    "norm": (F.norm, (jnp.ones((5, 3)),)),                     # reductions over axis 0
+    "norm": (F.norm, (jnp.arange(15.0).reshape(5, 3),)),      # reductions over axis 0
     "sum_logistic_grad": (F.sum_logistic_grad, (jnp.ones(8),)),  # jit(grad(f))
     "grow_until_large": (F.grow_until_large, (jnp.ones(8),)),  # a while loop
     "mean_and_var": (F.mean_and_var, (jnp.ones((4, 6)),)),     # two reductions, one pass

@@ -47,6 +47,9 @@ CASES = {
     "keeps_param": (F.keeps_param, lambda: (normal(3),)),
     "swap_in_loop": (F.swap_in_loop, lambda: (normal(3), normal(3))),
     "loop_yields_outer": (F.loop_yields_outer, lambda: (normal(3), normal(3))),
+    "loop_resets_to_outer": (F.loop_resets_to_outer, lambda: (normal(3), normal(3))),
+    "view_outlives_its_base": (F.view_outlives_its_base, lambda: (normal(6),)),
+    "view_in_loop": (F.view_in_loop, lambda: (normal(6),)),
 }
 
 
@@ -142,3 +145,12 @@ def test_fused_regions_are_verified():
     ir = redraft.make_ir(F.softmax)(normal(2, 5))
     assert any(e.prim is fused_p for e in walk_eqns(ir.body))
     verify(ir)
+
+
+@pytest.mark.parametrize("name", ["norm", "decay", "mean_and_var", "halve_until_small"])
+def test_the_pipeline_is_stable_on_its_own_output(name):
+    fun, make_args = CASES[name]
+    ir = redraft.jit(fun).lower(*make_args()).compiled.ir
+    again = passes.run_pipeline(ir)
+    assert str(again) == str(ir)
+    assert [e.params for e in walk_eqns(again.body)] == [e.params for e in walk_eqns(ir.body)]

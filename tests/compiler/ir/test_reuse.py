@@ -4,7 +4,7 @@ import numpy as np
 import redraft
 from redraft.compiler.ir.passes.fusion import fusion
 from redraft.compiler.ir.passes.reuse import reuse
-from redraft.compiler.ir.ssa import for_p, literal, walk_eqns, while_p
+from redraft.compiler.ir.ssa import cond_p, for_p, literal, walk_eqns, while_p
 from redraft.compiler.ir.verify import verify
 from redraft.compiler.primitives import elementwise as ew
 from redraft.compiler.primitives import reductions, shape
@@ -55,6 +55,34 @@ def test_an_operand_read_twice_is_donated_once():
     e = b.op(ew.exp_p, x)
     out = verify(reuse(b.function(b.op(ew.mul_p, e, e))))
     assert donations(out.body.eqns[1]) == [(0, 0)]
+
+
+def test_a_view_keeps_its_base_alive():
+    b = IRBuilder()
+    x = b.param(shape=(6,))
+    e = b.op(ew.exp_p, x)
+    r = b.op(shape.reshape_p, e, new_sizes=(2, 3))  # a backend may make it a view of e
+    s = b.op(ew.sin_p, e)
+    out = verify(reuse(b.function(r, s)))
+    assert all(donations(e) == [] for e in out.body.eqns)
+    assert run_in_place(out, [np.zeros(6, np.float32)])[0].tolist() == [[1.0] * 3] * 2
+
+
+def test_a_branch_result_keeps_what_it_may_be_alive():
+    b = IRBuilder()
+    x = b.param()
+    e = b.op(ew.exp_p, x)
+    pred = b.op(reductions.reduce_or_p, b.op(ew.gt_p, x, 0.0), axes=(0,))
+    b.open()
+    then = b.close(e)  # the branch result is e's buffer
+    b.open()
+    other = b.close(b.op(ew.neg_p, x))
+    (c,) = b.emit(cond_p, [pred], [f32(4)], [then, other])
+    s = b.op(ew.sin_p, e)
+    out = verify(reuse(b.function(b.op(ew.add_p, s, c))))
+    assert donations(out.body.eqns[-2]) == []  # sin may not overwrite e while c is needed
+    args = [np.ones(4, np.float32)]
+    np.testing.assert_allclose(run_in_place(out, args)[0], np.sin(np.e) + np.e, rtol=1e-6)
 
 
 def test_an_indexed_update_writes_into_its_dead_operand():
