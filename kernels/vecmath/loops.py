@@ -14,6 +14,7 @@ import numpy as np
 from llvmlite import ir
 
 from ..jit_host import compile_module, host_vector_bits
+from . import ARITY, VECMATH
 from .builder import F32, F64, shaped
 
 _I64 = ir.IntType(64)
@@ -56,8 +57,6 @@ def _counted_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int,
 
 def build_map_module(op: str, dtype: np.dtype, lanes: int) -> tuple[ir.Module, str]:
     """Module with `void name(ptr out, ptr in0, ..., i64 n)` computing out = op(in...)."""
-    from . import VECMATH, ARITY  # late: the table imports every family
-
     elem = _elem_for(np.dtype(dtype))
     arity = ARITY[op]
     module = ir.Module(name=f"vecmath_map_{op}")
@@ -96,16 +95,19 @@ class MapKernel:
         self.lanes = default_lanes(self.dtype) if lanes is None else lanes
         module, name = build_map_module(op, self.dtype, self.lanes)
         self.compiled = compile_module(module)
-        arity = len(module.get_global(name).args) - 2
-        argtypes = [ctypes.c_void_p] * (arity + 1) + [ctypes.c_int64]
+        argtypes = [ctypes.c_void_p] * (ARITY[op] + 1) + [ctypes.c_int64]
         self._fn = self.compiled.function(name, None, argtypes)
 
     def __call__(self, *arrays: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if len(arrays) != ARITY[self.op]:
+            raise TypeError(f"{self.op} takes {ARITY[self.op]} arrays, got {len(arrays)}")
         xs = [np.ascontiguousarray(a, dtype=self.dtype) for a in arrays]
         shape = np.broadcast_shapes(*(x.shape for x in xs))
         xs = [np.ascontiguousarray(np.broadcast_to(x, shape)) for x in xs]
         if out is None:
             out = np.empty(shape, self.dtype)
+        elif out.shape != shape or out.dtype != self.dtype or not out.flags.c_contiguous:
+            raise ValueError("out must be a C-contiguous array of the result's shape and dtype")
         self._fn(out.ctypes.data, *(x.ctypes.data for x in xs), out.size)
         return out
 
