@@ -403,9 +403,9 @@ def normal_float32(key: np.ndarray, shape: Shape) -> np.ndarray:
 #
 # Each kernel fills out[0 : lanes * nsteps] for the counters (hi, lo0 + j); the caller cuts
 # the range into work items that do not cross a multiple of 2**32 and shares them among
-# threads. A loop step handles `lanes` counters: four of the host's widest registers, which gives the
-# out-of-order core independent work while one step's dependency chains wait (64 lanes run
-# 30% faster than 16 on AVX-512).
+# threads. A loop step handles `lanes` counters: four of the host's widest registers, which
+# gives the out-of-order core independent work while one step's dependency chains wait (64
+# lanes run 30% faster than 16 on AVX-512).
 
 
 def _default_lanes() -> int:

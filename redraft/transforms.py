@@ -21,7 +21,7 @@ from redraft.compiler.transforms.jacobian import jacobian_function
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.errors import prefix_user_origin
-from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
+from redraft.runtime.pytree import tree_flatten, tree_map
 
 
 # ---- arguments ---------------------------------------------------------------------------------
@@ -228,7 +228,7 @@ def linearize(fun: Callable, *primals):
     return out, f_jvp
 
 
-# ---- Jacobians ------------------------------------------------------------------------------------
+# ---- Jacobians -----------------------------------------------------------------------------------
 
 _JACOBIANS: dict = {}
 

@@ -36,7 +36,8 @@ def _typed(v: Value, name: Namer) -> str:
 
 def _param_text(value) -> str:
     if isinstance(value, tuple):
-        return "(" + ",".join(_param_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        inner = ",".join(_param_text(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
     if hasattr(value, "name") and hasattr(value, "kind"):  # a dtype
         return value.name
     return repr(value) if not isinstance(value, str) else value

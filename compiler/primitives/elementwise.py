@@ -15,7 +15,7 @@ from redraft.compiler.primitives.base import Primitive, WeakRule
 from redraft.compiler.primitives.checks import (broadcast_shapes, check_dtype_kind,
                                                 check_same_dtypes)
 from redraft.runtime import dtypes
-from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
 from redraft.compiler.primitives.operands import apply, strict_operands

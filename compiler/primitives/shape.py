@@ -241,7 +241,7 @@ def pad(operand, padding_value, padding_config) -> Array:
     return _checked(pad_p, x, v, padding_config=config)
 
 
-# ---- static and dynamic slices --------------------------------------------------------------------
+# ---- static and dynamic slices -------------------------------------------------------------------
 
 def _slice_abstract(x: ShapedArray, *, start_indices, limit_indices, strides) -> ShapedArray:
     if not len(start_indices) == len(limit_indices) == len(strides) == x.ndim:

@@ -269,7 +269,11 @@ class Interpreter:
             self.block(s.cond_body, loop_env)
             return values.predicate(self.atom(s.cond, loop_env))
 
+        recompute = bool(ir.block_writes(s.cond_body) & ir.block_reads(s.body))
+
         def body(loop_env: dict, _index) -> None:
+            if recompute:  # the body reads what the condition computed (a batched mask)
+                self.block(s.cond_body, loop_env)
             self.block(s.body, loop_env)
 
         try:

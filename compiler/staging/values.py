@@ -83,7 +83,8 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
                 staged.append(n)  # e.g. a return value set on one path only
                 continue
             if not (_number(a) and _number(b)):
-                raise Unstageable(f"`{user_name(n)}` is given different Python values ({a!r:.40} and "
+                raise Unstageable(f"`{user_name(n)}` is given different Python values "
+                                  f"({a!r:.40} and "
                                   f"{b!r:.40}) by the two branches of an `if` on a run-time "
                                   "value")
         staged.append(n)

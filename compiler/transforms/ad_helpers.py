@@ -438,7 +438,7 @@ def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:
     if _is_tree(out) or _is_tree(x):
         return _unstack_tree_jacobian(ct, rows, out, x, rows_first)
     n = len(rows)
-    out_shape, x_shape = jnp.shape(out), jnp.shape(x)
+    out_shape = jnp.shape(out)
     if rows_first:
         flat = jnp.reshape(ct, (n,) + jnp.shape(rows[0]))
         return [flat[i] for i in range(n)]

@@ -73,7 +73,7 @@ def _is_temp(name: str) -> bool:
     return len(name) > 1 and name[0] == "t" and name[1:].isdigit()
 
 
-# ---- activity -------------------------------------------------------------------------------------
+# ---- activity ------------------------------------------------------------------------------------
 
 def call_is_differentiable(call: ir.Call) -> bool:
     fn = call.fn
@@ -134,7 +134,7 @@ def active_names(fn: ir.Function, active_params: set[str]) -> set[str]:
     return active
 
 
-# ---- binding call arguments to parameter names ------------------------------------------------------
+# ---- binding call arguments to parameter names ---------------------------------------------------
 
 def bind_call(rules: OpRules, call: ir.Call, origin) -> dict[str, ir.Atom]:
     """{parameter name: atom} for `call`, defaults included, using the op's signature."""
@@ -254,7 +254,7 @@ def positional_args(call: ir.Call, origin) -> tuple[ir.Atom, ...]:
     return tuple(out)
 
 
-# ---- the Core of a callable -------------------------------------------------------------------------
+# ---- the Core of a callable ----------------------------------------------------------------------
 
 def core_of(fn) -> ir.Function:
     """Core of a user function, a transformed function, or a jit-wrapped one (in SSA)."""
@@ -269,7 +269,8 @@ def core_of(fn) -> ir.Function:
     from redraft.compiler.transforms.custom import is_custom
     if is_custom(fn):
         return _call_wrapper(fn)
-    return to_ssa(lower_function(fn), coalesce=False)
+    from redraft.compiler.transforms.static_calls import fold_static_calls
+    return fold_static_calls(to_ssa(lower_function(fn), coalesce=False))
 
 
 def _call_wrapper(fn) -> ir.Function:

@@ -86,7 +86,7 @@ class ForwardMode:
         else:
             raise TypeError(f"not a Core statement: {s!r}")
 
-    # ---- assignments ------------------------------------------------------------------------------
+    # ---- assignments -----------------------------------------------------------------------------
     def assign(self, s: ir.Assign, out: list) -> None:
         targets_active = [t for t in s.targets if t in self.active]
         if not targets_active:

@@ -3,7 +3,7 @@
 Every function here applies one primitive (or a few, for conveniences such as `dot`); the
 primitives and all their rules live in redraft.compiler.primitives, one file per family.
 """
-from redraft.compiler.primitives.elementwise import (LAX_FUNCTIONS as _ELEMENTWISE, clamp,
+from redraft.compiler.primitives.elementwise import (LAX_FUNCTIONS as _ELEMENTWISE, clamp,  # noqa
                                                      convert_element_type, integer_pow, round,
                                                      select)
 from redraft.compiler.primitives.linalg import dot, dot_general  # noqa: F401

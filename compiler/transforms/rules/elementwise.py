@@ -124,7 +124,7 @@ defvjp(jnp.logaddexp,
        lambda g, ans, x, y: ad.unbroadcast(g * jnp.exp(x - ans), x),
        lambda g, ans, x, y: ad.unbroadcast(g * jnp.exp(y - ans), y))
 
-# ---- selection ---------------------------------------------------------------------------------------
+# ---- selection -----------------------------------------------------------------------------------
 
 defjvp(jnp.where, None,
        lambda x_dot, ans, condition, x, y: jnp.where(condition, ad.broadcast_like(x_dot, ans), 0.0),
@@ -149,7 +149,7 @@ alias(operator.pos, jnp.positive)
 defjvp(jnp.positive, lambda x_dot, ans, x: x_dot)
 defvjp(jnp.positive, lambda g, ans, x: g)
 
-# ---- lax ---------------------------------------------------------------------------------------------
+# ---- lax -----------------------------------------------------------------------------------------
 
 for _name, _fn in (("add", jnp.add), ("sub", jnp.subtract), ("mul", jnp.multiply),
                    ("div", jnp.divide), ("neg", jnp.negative), ("exp", jnp.exp),
@@ -162,7 +162,7 @@ for _name, _fn in (("add", jnp.add), ("sub", jnp.subtract), ("mul", jnp.multiply
                    ("acosh", jnp.arccosh), ("atanh", jnp.arctanh), ("cbrt", jnp.cbrt)):
     alias(getattr(lax, _name), _fn)
 
-# ---- no derivative -----------------------------------------------------------------------------------
+# ---- no derivative -------------------------------------------------------------------------------
 
 for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
             operator.not_, operator.is_, operator.is_not, jnp.less, jnp.less_equal,

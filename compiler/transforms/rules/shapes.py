@@ -42,7 +42,7 @@ defjvp(lax.reshape, lambda operand_dot, ans, operand, new_sizes, dimensions=None
 defvjp(lax.reshape, lambda g, ans, operand, new_sizes, dimensions=None:
        jnp.reshape(g, jnp.shape(operand)))
 
-# ---- products -------------------------------------------------------------------------------------
+# ---- products ------------------------------------------------------------------------------------
 
 defjvp(jnp.dot,
        lambda a_dot, ans, a, b: jnp.dot(a_dot, b),
@@ -74,7 +74,7 @@ defvjp(lax.dot_general,
        lambda g, ans, lhs, rhs, dimension_numbers, precision=None,
        preferred_element_type=None: ad.dot_general_rhs_bar(g, lhs, rhs, dimension_numbers))
 
-# ---- indexing ----------------------------------------------------------------------------------------
+# ---- indexing ------------------------------------------------------------------------------------
 
 defjvp(operator.getitem, lambda a_dot, ans, a, b: a_dot[b])
 defvjp(operator.getitem, lambda g, ans, a, b: ad.index_add(a, b, g))
@@ -103,7 +103,7 @@ defvjp(jnp.take, lambda g, ans, a, indices, axis=None, mode=None, fill_value=Non
        ad.take_bar(g, a, indices, axis))
 defstatic(jnp.take, "indices")
 
-# ---- construction and conversion ------------------------------------------------------------------
+# ---- construction and conversion -----------------------------------------------------------------
 
 defjvp(jnp.array, lambda object_dot, ans, object, dtype=None, copy=True, ndmin=0:
        jnp.array(object_dot, dtype=jnp.result_type(ans)))
