@@ -6,12 +6,15 @@
     redraft emit path/to/file.py::func --jvp           # forward mode
     redraft emit path/to/file.py::func --vjp           # reverse mode with a cotangent
     redraft emit path/to/file.py::func --jacfwd | --jacrev
+    redraft ir path/to/file.py::func --sig 'f32[1000],i32[]'   # the SSA IR after passes
+    redraft ir path/to/file.py::func --sig 'f32[8]' --stage core|ssa|llvm|asm
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import pathlib
+import re
 import sys
 from typing import Callable, Sequence
 
@@ -52,9 +55,63 @@ def emit_command(args: argparse.Namespace) -> int:
         raise SystemExit(f"redraft emit: choose one of --{', --'.join(modes)}")
     mode = modes[0] if modes else "core"
     if mode == "vmap":
-        print(emit(fn, "vmap", in_axes=_argnums(args.vmap)), end="")
+        print(emit(fn, "vmap", in_axes=_in_axes(args.vmap)), end="")
     else:
         print(emit(fn, mode, argnums=_argnums(args.argnums)), end="")
+    return 0
+
+
+def _in_axes(text: str):
+    """'0' -> 0; '0,None' -> (0, None): one entry per argument."""
+    items = [None if t.strip() in ("None", "none", "") else int(t) for t in text.split(",")]
+    return items[0] if len(items) == 1 and "," not in text else tuple(items)
+
+
+_SIG_TYPE = re.compile(r"\s*([a-z]+\d*)\[([\d,\s]*)\]\s*")
+_SIG_DTYPES = {"bool": "bool", "f16": "float16", "f32": "float32", "f64": "float64",
+               "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
+               "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+
+
+def parse_signature(text: str) -> list:
+    """'f32[3,4],i32[]' -> zero arrays of those types (the arguments to stage with)."""
+    import numpy as np
+    args, at = [], 0
+    while at < len(text):
+        match = _SIG_TYPE.match(text, at)
+        if match is None or match.group(1) not in _SIG_DTYPES:
+            raise SystemExit(f"redraft ir: cannot read the signature at {text[at:]!r}; "
+                             "expected types like f32[1000],i32[]")
+        dims = tuple(int(d) for d in match.group(2).split(",") if d.strip())
+        args.append(np.zeros(dims, _SIG_DTYPES[match.group(1)]))
+        at = match.end()
+        if at < len(text):
+            if text[at] != ",":
+                raise SystemExit(f"redraft ir: expected ',' at {text[at:]!r}")
+            at += 1
+    return args
+
+
+def ir_command(args: argparse.Namespace) -> int:
+    """Print one stage of the compilation of a function for a signature."""
+    from redraft.transforms import emit
+    fn = load_function(args.target)
+    if args.stage == "core":
+        print(emit(fn, "core"), end="")
+        return 0
+    from redraft.jit import make_ir
+    ir_fn = make_ir(fn)(*parse_signature(args.sig or ""))
+    if args.stage == "ssa":
+        print(ir_fn)
+        return 0
+    from redraft.compiler.backend.llvm import Unsupported, assembly, llvm_ir
+    try:
+        text = llvm_ir(ir_fn) if args.stage == "llvm" else assembly(ir_fn)
+    except Unsupported as e:
+        print(f"redraft ir: the LLVM backend does not lower this function ({e}); it runs "
+              "on the interpreter", file=sys.stderr)
+        return 1
+    print(text, end="")
     return 0
 
 
@@ -70,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--vmap", default=None, metavar="IN_AXES",
                    help="print the batched source, e.g. --vmap 0 or --vmap 0,None")
     e.set_defaults(run=emit_command)
+    i = commands.add_parser("ir", help="print a compilation stage of a function")
+    i.add_argument("target", help="path/to/file.py::function")
+    i.add_argument("--sig", default="", help="argument types, e.g. 'f32[1000],i32[]'")
+    i.add_argument("--stage", choices=("core", "ssa", "llvm", "asm"), default="ssa",
+                   help="Core source, SSA IR after passes, LLVM IR, or host assembly")
+    i.set_defaults(run=ir_command)
     return parser
 
 

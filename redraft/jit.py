@@ -24,8 +24,8 @@ class Jitted:
 
     def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = ()):
+        functools.update_wrapper(self, fun, updated=())  # never copy fun's __dict__ over ours
         self.fun = fun
-        functools.update_wrapper(self, fun)
         self._sig = _signature(fun)
         names = list(self._sig.parameters) if self._sig else []
         static = {i if i >= 0 else len(names) + i for i in static_argnums}

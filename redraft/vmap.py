@@ -33,37 +33,39 @@ class Vmapped:
     """The function `vmap(fun, ...)` returns."""
 
     def __init__(self, fun: Callable, in_axes, out_axes, axis_size: int | None):
-        self.fun = fun
-        self.in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
-        self.out_axes = out_axes
-        self.axis_size = axis_size
-        self._core = None
-        self._params: tuple | None = None
+        # attribute names of their own: functools.update_wrapper copies this __dict__
+        # into wrappers such as jit's, whose `fun` must stay this object
+        self._vmap_fun = fun
+        self._vmap_in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        self._vmap_out_axes = out_axes
+        self._vmap_axis_size = axis_size
+        self._vmap_core = None
+        self._vmap_params: tuple | None = None
         functools.update_wrapper(self, fun, updated=())
 
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         from redraft.transforms import _run
         args, specs = self._bind(args, kwargs)
-        prepared, types, n = prepare_arguments(args, specs, self.axis_size, self._names())
-        callee, out_type = batched_callee(self.fun, self._core_fn, types)
+        prepared, types, n = prepare_arguments(args, specs, self._vmap_axis_size, self._names())
+        callee, out_type = batched_callee(self._vmap_fun, self._core_fn, types)
         out = _run(callee, tuple(prepared) + (n,))
-        return place_outputs(out, out_type, self.out_axes, n)
+        return place_outputs(out, out_type, self._vmap_out_axes, n)
 
     def _core_fn(self):
-        if self._core is None:
-            self._core = core_of(self.fun)
-        return self._core
+        if self._vmap_core is None:
+            self._vmap_core = _core_cached(self._vmap_fun)
+        return self._vmap_core
 
     def _names(self) -> tuple:
-        if self._params is None:
-            self._params = self._core_fn().params
-        return self._params
+        if self._vmap_params is None:
+            self._vmap_params = self._core_fn().params
+        return self._vmap_params
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, tuple]:
         """Positional arguments in parameter order and the in_axes spec of each (keywords
         are mapped along axis 0; parameters left out take their defaults, unmapped)."""
-        specs = _positional_specs(self.in_axes, len(args))
+        specs = _positional_specs(self._vmap_in_axes, len(args))
         if not kwargs and len(args) == len(self._names()):
             return args, specs
         params = self._names()
@@ -78,7 +80,7 @@ class Vmapped:
             if k in values:
                 raise TypeError(f"{core.name}() got multiple values for argument {k!r}")
             values[k], axes[k] = v, 0
-        defaults = _defaults(self.fun, core)
+        defaults = _defaults(self._vmap_fun, core)
         for p in params:
             if p not in values:
                 if p not in defaults:
@@ -91,8 +93,8 @@ class Vmapped:
         """The Core of this vmapped function (arguments taken as arrays, or as tuples where
         in_axes is a tuple), so grad, jvp and vmap can transform it further."""
         from redraft.compiler.transforms.vmap_wrapper import wrapper_of
-        return wrapper_of(self.fun, self._core_fn(), self.in_axes, self.out_axes,
-                          self.axis_size).fn.__redraft_core__
+        return wrapper_of(self._vmap_fun, self._core_fn(), self._vmap_in_axes, self._vmap_out_axes,
+                          self._vmap_axis_size).fn.__redraft_core__
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -100,7 +102,19 @@ class Vmapped:
         return functools.partial(self, obj)
 
     def __repr__(self) -> str:
-        return f"<vmap of {getattr(self.fun, '__name__', self.fun)!r}>"
+        return f"<vmap of {getattr(self._vmap_fun, '__name__', self._vmap_fun)!r}>"
+
+
+_CORES: dict = {}
+
+
+def _core_cached(fun: Callable):
+    """core_of(fun), read once per function (a vmap made on every call reuses it)."""
+    key = callees._identity_key(fun)
+    hit = _CORES.get(key)
+    if hit is None:
+        hit = _CORES[key] = (core_of(fun), fun)
+    return hit[0]
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: str | None = None,
@@ -172,7 +186,7 @@ def _collect(value, spec, path: str, found: list) -> None:
         if isinstance(value, Array):
             found.append((value, int(spec), path))
             return
-        leaves, treedef = tree_flatten(value)
+        treedef = tree_flatten(value)[1]
         if treedef.kind is None:
             found.append((_as_mapped(value, path), int(spec), path))
             return
@@ -207,7 +221,7 @@ def _prepare(value, spec, n: int, path: str):
     if isinstance(value, Array) and isinstance(spec, int):
         return (value if spec == 0 else move_axis(value, spec, 0)), bt.B
     if isinstance(spec, (int, np.integer)):
-        leaves, treedef = tree_flatten(value)
+        treedef = tree_flatten(value)[1]
         if treedef.kind is None:
             leaf = _as_mapped(value, path)
             return (move_axis(leaf, int(spec), 0) if spec != 0 else leaf), bt.B
@@ -220,6 +234,8 @@ def _prepare(value, spec, n: int, path: str):
     kids, kid_types = [v for v, _ in prepared], [t for _, t in prepared]
     if isinstance(value, (tuple, list)) and not hasattr(type(value), "_fields"):
         return _rebuild_like(value, kids, treedef), bt.tup(kid_types)
+    if isinstance(value, dict):
+        return _rebuild_like(value, kids, treedef), bt.dct(sorted(value), kid_types)
     if not any(bt.is_batched(t) for t in kid_types):
         return _rebuild_like(value, kids, treedef), bt.U
     kids = [k if bt.is_batched(t) else _broadcast_leaves(k, n) for k, t in zip(kids, kid_types)]
@@ -297,7 +313,6 @@ def mapped_size(found: list, axis_size) -> int:
 def inconsistent_sizes(found: list, sizes: list, axis_size) -> str:
     """JAX's message: which arguments had which sizes along their mapped axes."""
     from collections import Counter
-    from redraft.compiler.core.abstract import short_dtype_name
     lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
     if axis_size is not None:
         lines.append(f"  * axis_size was given as {axis_size};")
@@ -307,7 +322,7 @@ def inconsistent_sizes(found: list, sizes: list, axis_size) -> str:
     for (leaf, axis, path), size in zip(found, sizes):
         shape = tuple(leaf.shape)
         dtype = getattr(leaf, "dtype", None)
-        name = short_dtype_name(dtype) if isinstance(dtype, np.dtype) else str(dtype)
+        name = dtype.name if isinstance(dtype, np.dtype) else str(dtype)
         what = f"axis {axis} of {path} of type {name}[{','.join(map(str, shape))}]"
         if size == common and counts[size] > 1 and len(counts) > 1:
             if size not in described:
@@ -354,7 +369,7 @@ def _place(value, t, spec, n: int, path: str):
         return _place_node(value, t, spec, n, path)
     if value is None:
         return None
-    if bt.kind(t) in ("T", "L", "tape", "P") or isinstance(value, (tuple, list, dict)):
+    if bt.kind(t) in ("T", "L", "tape", "P", "D") or isinstance(value, (tuple, list, dict)):
         leaves, treedef = tree_flatten(value)
         leaf_types = _leaf_types(value, t)
         placed = [_place(v, lt, spec, n, path) for v, lt in zip(leaves, leaf_types)]
@@ -379,7 +394,8 @@ def _place_node(value, t, spec, n: int, path: str):
         return type(value)(items) if not hasattr(type(value), "_fields") else type(value)(
             *items)
     if isinstance(spec, dict) and isinstance(value, dict) and set(spec) == set(value):
-        return {k: _place(value[k], t, spec[k], n, f"{path}[{k!r}]") for k in value}
+        return {k: _place(value[k], bt.item(t, k) if bt.kind(t) == "D" else t, spec[k], n,
+                          f"{path}[{k!r}]") for k in value}
     raise ValueError(f"vmap out_axes specification must be a tree prefix of the "
                      f"corresponding value, got specification {spec!r} for value tree "
                      f"{tree_flatten(value)[1]}.")
@@ -387,9 +403,14 @@ def _place_node(value, t, spec, n: int, path: str):
 
 def _leaf_types(value, t) -> list:
     """The batch type of each leaf of `value` (flattening order), from its type t."""
-    leaves, treedef = tree_flatten(value)
+    leaves = tree_flatten(value)[0]
     if bt.kind(t) in ("B", "P", "U"):
         return [t if t is bt.U else bt.B] * len(leaves)
+    if isinstance(value, dict) and bt.kind(t) == "D":
+        out = []
+        for k in sorted(value):
+            out.extend(_leaf_types(value[k], bt.item(t, k)))
+        return out
     if isinstance(value, (tuple, list)) and not hasattr(type(value), "_fields"):
         out = []
         for i, v in enumerate(value):
@@ -404,8 +425,24 @@ def emit_vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> str:
     """The batched source of `fun` and of the vmap around it, as `redraft emit` prints it."""
     from redraft.compiler.transforms.vmap_wrapper import spec_type, wrapper_of
     core = core_of(fun)
-    specs = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(core.params)
-    types = tuple(spec_type(s) for s in specs)
+    n_required = len(core.params) - len(core.defaults)
+    specs = in_axes if isinstance(in_axes, (tuple, list)) else (
+        (in_axes,) * n_required + (None,) * len(core.defaults))
+    types = tuple(spec_type(s, bt.B) for s in specs)
     batched = callees.vmap_of(fun, types).fn
-    wrapper = wrapper_of(fun, core, in_axes, out_axes, None).fn
+    wrapper = wrapper_of(fun, core, in_axes, out_axes, None, bt.B).fn
     return batched.__redraft_source__ + "\n" + wrapper.__redraft_source__
+
+
+def _register_constructors() -> None:
+    """vmap(f, ...) and the AD transforms with constant arguments fold when source is read
+    (compiler/transforms/static_calls.py), so `vmap(f)(x)` inside a function transforms."""
+    from redraft import transforms
+    from redraft.compiler.transforms.static_calls import defstatic_constructor
+    from redraft.jit import jit
+    for fn in (vmap, jit, transforms.grad, transforms.value_and_grad, transforms.jacfwd,
+               transforms.jacrev, transforms.jacobian, transforms.hessian):
+        defstatic_constructor(fn)
+
+
+_register_constructors()

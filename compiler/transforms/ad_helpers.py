@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from redraft.runtime.array import Array
+from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
 
 
@@ -66,6 +66,8 @@ def unsum(g, x, axis=None, keepdims=False):
     shape = jnp.shape(x)
     g = jnp.asarray(g)
     if g.ndim == 0:
+        if type(g._buf) is np.ndarray:  # eager: a read-only broadcast view
+            return wrap_host(np.broadcast_to(g._buf, shape), g._weak)
         return jnp.broadcast_to(g, shape)
     if not keepdims:
         ndim = len(shape)
@@ -206,15 +208,35 @@ def zip_tangent(xs, xs_dot):
     return list(zip(xs, xs_dot))
 
 
+def _same_type_buffers(a, b):
+    """(buffer, buffer, weak) when a and b are host Arrays of one inexact dtype, else None."""
+    if type(a) is Array and type(b) is Array:
+        ab, bb = a._buf, b._buf
+        if type(ab) is np.ndarray and type(bb) is np.ndarray and ab.dtype == bb.dtype and (
+                ab.dtype.kind in "fc"):
+            return ab, bb, a._weak and b._weak
+    return None
+
+
 def safe_div(g, d):
     """g / d, but exactly 0 where g is 0: a cotangent that a `where` masked to zero stays
     zero even when d is 0 in the branch not taken (JAX's NaN-gradient trap)."""
+    fast = _same_type_buffers(g, d)
+    if fast is not None:  # eager: one NumPy expression, no promotion
+        gb, db, weak = fast
+        with np.errstate(all="ignore"):
+            return wrap_host(np.where(gb == 0, gb.dtype.type(0), gb / db), weak)
     jnp = _jnp()
     return jnp.where(g == 0, 0.0, g / d)
 
 
 def safe_mul(g, f):
     """g * f, but exactly 0 where g is 0 (f may be infinite there)."""
+    fast = _same_type_buffers(g, f)
+    if fast is not None:  # eager: one NumPy expression, no promotion
+        gb, fb, weak = fast
+        with np.errstate(all="ignore"):
+            return wrap_host(np.where(gb == 0, gb.dtype.type(0), gb * fb), weak)
     jnp = _jnp()
     return jnp.where(g == 0, 0.0, g * f)
 

@@ -11,6 +11,7 @@ A batch type is a small hashable Python value (so generated code can pass it as 
     ("T", (t0, t1, ...))    a tuple or list of known length, item by item
     ("L", t)                a tuple or list of unknown length whose items all have type t
     ("tape", t)             a reverse-mode tape (cons cells (value, rest)) of values of type t
+    ("D", keys, types)      a dict with these keys, key by key
     ("P",)                  a pytree of unknown structure, every leaf batched at axis 0
 
 Types only grow during inference (`join`), so the fixpoint over loops terminates; a value
@@ -40,8 +41,12 @@ def tape(elem: BType) -> BType:
     return ("tape", elem)
 
 
+def dct(keys, types) -> BType:
+    return ("D", tuple(keys), tuple(types))
+
+
 def kind(t: BType) -> str:
-    """'U', 'B', 'T', 'L', 'tape' or 'P'."""
+    """'U', 'B', 'T', 'L', 'tape', 'D' or 'P'."""
     if t is False:
         return "U"
     if t is True:
@@ -58,6 +63,8 @@ def is_batched(t: BType) -> bool:
         return True
     if k == "T":
         return any(is_batched(i) for i in t[1])
+    if k == "D":
+        return any(is_batched(i) for i in t[2])
     return is_batched(t[1])
 
 
@@ -67,15 +74,17 @@ def is_array(t: BType) -> bool:
 
 
 def items_of(t: BType) -> tuple[BType, ...] | None:
+    if kind(t) == "D":
+        return t[2]
     return t[1] if kind(t) == "T" else None
 
 
 def element(t: BType) -> BType:
     """The type of any one item of a container type (U for unbatched values)."""
     k = kind(t)
-    if k == "T":
+    if k in ("T", "D"):
         out: BType = U
-        for i in t[1]:
+        for i in items_of(t):
             out = join(out, i)
         return out
     if k in ("L", "tape"):
@@ -87,8 +96,8 @@ def element(t: BType) -> BType:
 
 def depth(t: BType) -> int:
     k = kind(t)
-    if k == "T":
-        return 1 + max((depth(i) for i in t[1]), default=0)
+    if k in ("T", "D"):
+        return 1 + max((depth(i) for i in items_of(t)), default=0)
     if k in ("L", "tape"):
         return 1 + depth(t[1])
     return 0
@@ -118,6 +127,8 @@ def _join(a: BType, b: BType) -> BType:
         return seq(join(element(a), element(b)))
     if ka == kb == "tape":
         return tape(join(a[1], b[1]))
+    if ka == kb == "D" and a[1] == b[1]:
+        return dct(a[1], (join(x, y) for x, y in zip(a[2], b[2])))
     return TREE  # an array on one path, a container on another: only leaves are known
 
 
@@ -137,6 +148,8 @@ def batchify(t: BType) -> BType:
         return seq(batchify(t[1]))
     if k == "tape":
         return tape(batchify(t[1]))
+    if k == "D":
+        return dct(t[1], (batchify(i) for i in t[2]))
     return TREE
 
 
@@ -155,6 +168,11 @@ def item(t: BType, index: Any) -> BType:
             return element(t)
     if k == "L":
         return t if isinstance(index, slice) else t[1]
+    if k == "D":
+        try:
+            return t[2][t[1].index(index)] if index in t[1] else element(t)
+        except TypeError:
+            return element(t)
     return element(t)
 
 
@@ -170,9 +188,8 @@ def describe(t: BType) -> str:
         return f"[{describe(t[1])}...]"
     if k == "tape":
         return f"tape[{describe(t[1])}]"
+    if k == "D":
+        return "{" + ", ".join(f"{key!r}: {describe(i)}" for key, i in zip(t[1], t[2])) + "}"
     return "tree"
 
 
-def of_value(value: Any, batched: bool) -> BType:
-    """The type of a concrete argument whose every leaf is (or is not) batched."""
-    return B if batched else U

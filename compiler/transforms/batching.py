@@ -135,16 +135,24 @@ class RuleCall:
         except NotStatic:
             return False
 
+    def static_atom(self, a):
+        """The Python value of atom `a` when it is a constant (raises NotStatic)."""
+        return static_value(a, getattr(self.ctx, "constants", None))
+
     def static(self, name: str, default: Any = None):
         """The Python value of argument `name` when it is a constant (or absent: default)."""
         if name not in self.bound:
             return default
-        return static_value(self.bound[name])
+        return static_value(self.bound[name], getattr(self.ctx, "constants", None))
 
     # ---- emitting ---------------------------------------------------------------------------
-    def emit(self, expr: ir.Expr, base: str = "t") -> ir.Var:
+    def emit(self, expr: ir.Expr, base: str = "t", typ: bt.BType | None = None) -> ir.Var:
+        """A new temporary holding `expr`; `typ` records its batch type when later
+        statements batch it again."""
         name = self.ctx.names.fresh(base)
         self.out.append(ir.Assign((name,), expr, self.origin))
+        if typ is not None:
+            self.ctx.types[name] = typ
         return ir.Var(name)
 
     def call_ref(self, ref: ir.Ref, *args, **kwargs) -> ir.Call:
@@ -178,14 +186,17 @@ def atom(v) -> ir.Atom:
     return ir.Const(v)
 
 
-def static_value(a):
-    """The Python value of a constant atom (a tuple of constants too); else NotStatic."""
+def static_value(a, constants: dict | None = None):
+    """The Python value of a constant atom (a tuple of constants, or a name the function
+    assigns one constant, too); else NotStatic."""
     if isinstance(a, ir.Const):
         return a.value
     if isinstance(a, ir.Ref):
         return a.value
-    if isinstance(a, tuple) and all(isinstance(x, (ir.Const, ir.Ref)) for x in a):
-        return tuple(static_value(x) for x in a)
+    if isinstance(a, ir.Var) and constants and a.name in constants:
+        return constants[a.name]
+    if isinstance(a, tuple):
+        return tuple(static_value(x, constants) for x in a)
     raise NotStatic(a)
 
 
@@ -193,15 +204,14 @@ _SIGNATURES: dict[int, Any] = {}
 
 
 def op_signature(op) -> inspect.Signature | None:
+    """The operation's own signature (the AD registry's, for builtins that have none)."""
     key = id(op)
     if key not in _SIGNATURES:
-        ad = rules_for(op)
-        sig = ad.signature if ad is not None and ad.op is op else None
-        if sig is None:
-            try:
-                sig = inspect.signature(op)
-            except (TypeError, ValueError):
-                sig = None
+        try:
+            sig = inspect.signature(op)
+        except (TypeError, ValueError):
+            ad = rules_for(op)
+            sig = ad.signature if ad is not None and ad.op is op else None
         _SIGNATURES[key] = (sig, op)
     return _SIGNATURES[key][0]
 

@@ -120,10 +120,14 @@ def vmap_of(fn, in_types: tuple) -> Transformed:
     it takes one more argument, the number of examples."""
     def make():
         from redraft.compiler.core.loader import load
-        from redraft.compiler.transforms.common import core_of
-        from redraft.compiler.transforms.vmap import vmap_function
-        core = core_of(fn)
-        return load(vmap_function(core, in_types), header=_header(core, "batched (vmap)"))
+        from redraft.compiler.transforms.vmap import NeedsExampleLoop, vmap_function
+        from redraft.compiler.transforms.vmap_calls import batch_core_of, example_loop_function
+        core = batch_core_of(fn)
+        try:
+            batched = vmap_function(core, in_types)
+        except NeedsExampleLoop:
+            batched = example_loop_function(fn, core, in_types)
+        return load(batched, header=_header(core, "batched (vmap)"))
     return _cached("batched", fn, tuple(in_types), (), make)
 
 

@@ -21,13 +21,18 @@ from __future__ import annotations
 
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.ssa import to_ssa
+from redraft.compiler.transforms import batch_rules  # noqa  (registers every rule)
 from redraft.compiler.transforms import batch_types as bt
-from redraft.compiler.transforms import batch_rules  # noqa: F401  (registers the rules)
-from redraft.compiler.transforms import vmap_helpers
 from redraft.compiler.transforms.common import Names, TransformError, where
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
 _MAX_ROUNDS = 30
+
+
+class NeedsExampleLoop(TransformError):
+    """The function cannot be vectorised as a whole (a batched while loop that records a
+    reverse-mode tape runs a different number of steps per example); the caller batches
+    it by a loop over the examples instead."""
 
 
 def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> ir.Function:
@@ -59,6 +64,7 @@ class Batching:
         self.names = Names(self.fn)
         self.size = self.names.fresh("axis_size")
         self.types: dict[str, bt.BType] = dict(zip(self.fn.params, in_types))
+        self.constants = constant_names(self.fn)
         self.result: bt.BType = bt.U
         self.defined: set[str] = set()
         self.dry = True
@@ -69,6 +75,7 @@ class Batching:
     def _infer(self) -> None:
         """Run the rewriting without keeping it until no name's type grows."""
         used, derived = set(self.names.used), dict(self.names.derived)
+        last_temp = getattr(self.names, "last_temp", None)
         for _ in range(_MAX_ROUNDS):
             self.changed = False
             self.defined = set(self.fn.params)
@@ -79,6 +86,8 @@ class Batching:
             raise TransformError(f"{self.fn.filename}:{self.fn.firstline}: vmap: the batch "
                                  f"types of {self.fn.name} do not settle")
         self.names.used, self.names.derived = used, derived
+        if hasattr(self.names, "last_temp"):
+            self.names.last_temp = last_temp
         self.dry = False
 
     def type_of(self, a) -> bt.BType:
@@ -169,8 +178,7 @@ class Batching:
         else:
             item_types = unpack_types(t, len(targets), origin)
             if bt.is_array(t):  # unpacking an array iterates its per-example axis
-                e = self.atomize(e, origin, out)
-                e = ir.Call(jnp_ref("moveaxis"), (e, ir.Const(1), ir.Const(0)))
+                e = self.rows(self.atomize(e, origin, out), t)
         if self.dry:
             for name, it in zip(targets, item_types):
                 self.set_type(name, it)
@@ -204,6 +212,12 @@ class Batching:
         if not needs_conversion(from_t, to_t):
             return a
         return self.atomize(self.conversion(a, from_t, to_t), origin, out)
+
+    def rows(self, a: ir.Atom, t: bt.BType) -> ir.Call:
+        """What iterating (or unpacking) one example of `a` yields, batched."""
+        if t is bt.B:
+            return ir.Call(jnp_ref("moveaxis"), (a, ir.Const(1), ir.Const(0)))
+        return ir.Call(vm_ref("rows"), (a,))
 
     def select(self, cond: ir.Atom, a: ir.Atom, b: ir.Atom, t: bt.BType) -> ir.Call:
         """Per example: `a` where cond holds, else `b` (both of batch type t)."""
@@ -260,9 +274,8 @@ class Batching:
         it = self.type_of(s.iter)
         iterable: ir.Atom = s.iter
         if bt.is_array(it):  # a batched array iterates its per-example leading axis
-            iterable = self.atomize(ir.Call(jnp_ref("moveaxis"), (s.iter, ir.Const(1),
-                                                                 ir.Const(0))), s.origin, out)
-            item_t = bt.B
+            iterable = self.atomize(self.rows(s.iter, it), s.origin, out)
+            item_t = it
         else:
             item_t = bt.element(it)
         target, head = s.target, []
@@ -288,26 +301,66 @@ class Batching:
         out.append(ir.While(cond_body, s.cond, body, s.origin))
 
     def batched_while(self, s: ir.While, out: list) -> None:
-        """Loop while any example's condition holds; finished examples keep their values."""
+        """Loop while any example's condition holds; finished examples keep their values.
+        The condition's block runs before the loop and again at the end of each iteration,
+        so the per-example mask is a loop-carried value (what compiled loops need):
+
+            <cond block>                         # c: per example
+            while True:
+                any_running = vm.any_example(c)
+                if not any_running: break
+                x_old = x
+                <body>
+                x = vm.select(c, x, x_old, True, True)
+                <cond block>
+        """
         before = set(self.defined)
         carried = sorted(w for w in ir.block_writes(s.body) | ir.block_writes(s.cond_body)
                          if w in before)
-        cond_body = self.block(s.cond_body)
         if self.dry:
+            self.block(s.cond_body)
             self.block(s.body)
             for w in carried:
+                if bt.kind(self.types.get(w, bt.U)) == "tape":
+                    raise NeedsExampleLoop(f"{where(s.origin)}vmap: a while loop on a batched "
+                                           "condition that records a reverse-mode tape")
                 self.set_type(w, bt.batchify(self.types.get(w, bt.U)))
             return
         o = s.origin
+        out.extend(self.block(s.cond_body))
         running = self.names.fresh("any_running")
-        cond_body.append(ir.Assign((running,), ir.Call(vm_ref("any_example"), (s.cond,)), o))
+        cond_body = [ir.Assign((running,), ir.Call(vm_ref("any_example"), (s.cond,)), o)]
         saved = {w: self.names.fresh(f"{w}_old") for w in carried}
         body: list[ir.Stmt] = [ir.Assign((sv,), ir.Var(w), o) for w, sv in saved.items()]
         body.extend(self.block(s.body))
         for w in carried:
             t = self.types.get(w, bt.B)
             body.append(ir.Assign((w,), self.select(s.cond, ir.Var(w), ir.Var(saved[w]), t), o))
+        body.extend(self.block(s.cond_body))
         out.append(ir.While(cond_body, ir.Var(running), body, o))
+
+
+def constant_names(fn: ir.Function) -> dict:
+    """{name: value} for names assigned once, from a constant or a tuple of constants
+    (normalize builds `x[i, 0]` and dict keys that way), so rules can read them."""
+    counts: dict[str, int] = {}
+    for s in ir.walk_stmts(fn.body):
+        for w in ir.stmt_writes(s):
+            counts[w] = counts.get(w, 0) + 1
+    out: dict = {}
+    for s in ir.walk_stmts(fn.body):
+        if not (isinstance(s, ir.Assign) and len(s.targets) == 1
+                and counts.get(s.targets[0]) == 1 and s.targets[0] not in fn.params):
+            continue
+        e = s.expr
+        if isinstance(e, ir.Const):
+            out[s.targets[0]] = e.value
+        elif isinstance(e, ir.Tuple) and all(
+                isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name in out)
+                for a in e.items):
+            out[s.targets[0]] = tuple(a.value if isinstance(a, ir.Const) else out[a.name]
+                                      for a in e.items)
+    return out
 
 
 def unpack_types(t: bt.BType, n: int, origin) -> tuple:
@@ -333,14 +386,15 @@ def needs_conversion(from_t: bt.BType, to_t: bt.BType) -> bool:
     if fk == "B":
         return False
     if tk == "P":
-        if fk == "T":
-            return any(needs_conversion(i, bt.TREE) for i in from_t[1])
+        if fk in ("T", "D"):
+            return any(needs_conversion(i, bt.TREE) for i in bt.items_of(from_t))
         return fk in ("L", "tape") and needs_conversion(from_t[1], bt.TREE)
-    if fk == "T" and tk == "T":
-        return any(needs_conversion(a, b) for a, b in zip(from_t[1], to_t[1]))
+    if fk == tk and fk in ("T", "D"):
+        return any(needs_conversion(a, b) for a, b in zip(bt.items_of(from_t),
+                                                          bt.items_of(to_t)))
     if fk == "T":
         return any(needs_conversion(a, bt.element(to_t)) for a in from_t[1])
     return needs_conversion(bt.element(from_t), bt.element(to_t))
 
 
-__all__ = ["vmap_function", "result_type", "Batching", "vmap_helpers"]
+__all__ = ["Batching", "NeedsExampleLoop", "result_type", "vmap_function"]

@@ -8,9 +8,13 @@ from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import callees
-from redraft.compiler.transforms.batching import (RuleCall, batch_entry, bind_arguments)
-from redraft.compiler.transforms.common import (GETITEM, TransformError,
-                                                is_transformable_callable, where)
+from redraft.compiler.transforms.batching import BatchEntry, RuleCall, batch_entry, bind_arguments
+from redraft.compiler.transforms.common import (
+    GETITEM,
+    TransformError,
+    is_transformable_callable,
+    where,
+)
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
 RANGE = ir.Ref(range, "range")
@@ -37,7 +41,7 @@ def batch_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType
     entry = batch_entry(fn.value)
     if entry is None:
         if is_transformable_callable(fn.value):
-            return user_call(ctx, call, origin)
+            return user_call(ctx, call, origin, out)
         raise TransformError(
             f"{where(origin)}vmap: redraft has no batching rule for `{fn.path}` and cannot "
             "read its source to batch it")
@@ -46,7 +50,7 @@ def batch_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType
     if entry.kind == "loop":
         return loop_call(ctx, call, entry, origin, out)
     if entry.kind == "source":
-        return user_call(ctx, call, origin)
+        return user_call(ctx, call, origin, out)
     raise TransformError(f"{where(origin)}vmap: `{fn.path}` cannot be batched: {entry.reason}")
 
 
@@ -72,14 +76,39 @@ def method_call(ctx, call: ir.Call, origin) -> tuple[ir.Expr, bt.BType]:
 
 # ---- the user's functions and helpers written in Python ---------------------------------------
 
-def user_call(ctx, call: ir.Call, origin) -> tuple[ir.Expr, bt.BType]:
-    """`g(a, b)` becomes `g_batched(a, b, axis_size)`."""
+_SOURCE_CORES: dict = {}
+
+
+def batch_core_of(fn) -> ir.Function:
+    """The Core vmap batches for `fn`: its own source for helpers marked `source` (which
+    have derivative rules, so core_of would wrap them as one operation), else core_of."""
     from redraft.compiler.transforms.common import core_of
+    entry = batch_entry(fn)
+    if entry is None or entry.kind != "source":
+        return core_of(fn)
+    if id(fn) not in _SOURCE_CORES:
+        from redraft.compiler.frontend.normalize import lower_function
+        from redraft.compiler.frontend.ssa import to_ssa
+        _SOURCE_CORES[id(fn)] = (to_ssa(lower_function(fn), coalesce=False), fn)
+    return _SOURCE_CORES[id(fn)][0]
+
+
+def user_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]:
+    """`g(a, b)` becomes `g_batched(a, b, axis_size)`; a library helper that cannot be
+    vectorised (and a function that needs it) is called once per example instead."""
+    from redraft.compiler.frontend.normalize import UnsupportedSyntaxError
+    from redraft.compiler.transforms.vmap import NeedsExampleLoop
     fn = call.fn.value
-    core = core_of(fn)
-    args = _positional_args(core, call, origin)
-    types = tuple(ctx.type_of(a) for a in args)
-    result = callee_result_type(fn, core, types)
+    entry = batch_entry(fn)
+    fallible = (NeedsExampleLoop,) if entry is None else (TransformError,
+                                                          UnsupportedSyntaxError)
+    try:
+        core = batch_core_of(fn)
+        args = _positional_args(core, call, origin)
+        types = tuple(ctx.type_of(a) for a in args)
+        result = callee_result_type(fn, core, types)
+    except fallible:
+        return loop_call(ctx, call, BatchEntry(fn, "loop", returns="any"), origin, out)
     callee = callees.vmap_of(fn, types)
     ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_batched")
     return ir.Call(ref, tuple(args) + (ir.Var(ctx.size),)), result
@@ -138,7 +167,7 @@ _ACTIVE: set = set()
 def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
     """The batch type of `fn`'s result for arguments of `types` (recursion: the analysis
     repeats from a provisional result until it agrees with itself)."""
-    from redraft.compiler.transforms.vmap import result_type
+    from redraft.compiler.transforms.vmap import NeedsExampleLoop, result_type
     key = (callees._identity_key(fn), types)
     if key in _RESULTS:
         return _RESULTS[key]
@@ -148,7 +177,11 @@ def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
     try:
         for _ in range(8):
             guess = _PROVISIONAL.get(key, bt.U)
-            found = result_type(core, types)
+            try:
+                found = result_type(core, types)
+            except NeedsExampleLoop:
+                found = bt.TREE
+                break
             if found == guess:
                 break
             _PROVISIONAL[key] = bt.join(guess, found)
@@ -210,5 +243,38 @@ def _example_of(ctx, a: ir.Atom, t: bt.BType, k: ir.Var, body: list, origin) -> 
         name = ctx.names.fresh("items_k")
         body.append(ir.Assign((name,), ir.Tuple(tuple(items)), origin))
         return ir.Var(name)
-    raise TransformError(f"{where(origin)}vmap: cannot take one example of a value of batch "
-                         f"type {bt.describe(t)} for a per-example loop")
+    name = ctx.names.fresh("x_k")
+    body.append(ir.Assign((name,), ir.Call(vm_ref("take_example"), (a, ir.Const(t), k)),
+                          origin))
+    return ir.Var(name)
+
+
+class _LoopContext:
+    """What loop_call needs of a transform, for a function batched as a whole by a loop."""
+
+    def __init__(self, core: ir.Function, types: tuple):
+        from redraft.compiler.transforms.common import Names
+        self.names = Names(core)
+        self.size = self.names.fresh("axis_size")
+        self.types = dict(zip(core.params, types))
+
+    def type_of(self, a) -> bt.BType:
+        return self.types.get(a.name, bt.U) if isinstance(a, ir.Var) else bt.U
+
+
+def example_loop_function(fn, core: ir.Function, types: tuple) -> ir.Function:
+    """`def f_batched(x, axis_size)` calling f once per example and stacking the results."""
+    from redraft.compiler.frontend.ssa import to_ssa
+    ctx = _LoopContext(core, types)
+    origin = (core.filename, core.firstline)
+    call = ir.Call(ir.Ref(fn, core.name.replace(".", "_")), tuple(ir.Var(p) for p in core.params))
+    body: list[ir.Stmt] = []
+    expr, _ = loop_call(ctx, call, BatchEntry(fn, "loop", returns="any"), origin, body)
+    result = ctx.names.fresh("out")
+    body.append(ir.Assign((result,), expr, origin))
+    body.append(ir.Return(ir.Var(result), origin))
+    out = ir.Function(f"{core.name}_batched", core.params + (ctx.size,), body, (),
+                      core.filename, core.firstline, None, {})
+    out = to_ssa(out, coalesce=False)
+    out.meta.update({"transform": "vmap", "in_types": types, "out_type": bt.TREE})
+    return out

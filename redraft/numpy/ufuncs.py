@@ -67,13 +67,21 @@ def _keeps_dtype(table: dict, array: Array, scalar) -> bool:
     return type(scalar) is not int or _INT32_MIN <= scalar <= _INT32_MAX
 
 
+def _quiet_true_divide(x, y):
+    """x / y without NumPy's divide-by-zero warning (lax returns inf quietly)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(x, y)
+
+
 def _scalar_binder(prim, to_inexact: bool):
     """`(x, y) -> x op y` for an Array and a Python scalar that keeps the Array's dtype; the
     function returns None for other operands, and is None itself unless the impl is a NumPy
     ufunc. The scalar goes straight to the ufunc, which (NEP 50) treats it as weak just as
     JAX does: no promotion, no 0-d array."""
     impl = impl_rules.get(prim)
-    if type(impl) is not np.ufunc:
+    if to_inexact and prim is ew.div_p:
+        impl = _quiet_true_divide  # on inexact arrays lax.div is true division
+    elif type(impl) is not np.ufunc:
         return None
     table = _INEXACT_SCALAR_KEEPS if to_inexact else _SCALAR_KEEPS
     weak_if_weak = prim.result_weak([True, True], {})

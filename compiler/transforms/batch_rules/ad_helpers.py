@@ -7,10 +7,16 @@ from redraft.compiler.core import ir
 from redraft.compiler.frontend.normalize import UnsupportedSyntaxError, lower_function
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms import batch_types as bt
-from redraft.compiler.transforms.batch_rules.common import (as_array, elementwise, loop,
-                                                             loop_returning, same_type_of,
-                                                             shift, static_or_none)
-from redraft.compiler.transforms.batching import (BATCH_RULES, defbatch, defbatch_source)
+from redraft.compiler.transforms.batch_rules.common import (
+    as_array,
+    elementwise,
+    loop,
+    loop_returning,
+    same_type_of,
+    shift,
+    static_or_none,
+)
+from redraft.compiler.transforms.batching import BATCH_RULES, defbatch, defbatch_source
 from redraft.compiler.transforms.vmap_aliases import defmodule_getter
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
@@ -147,18 +153,25 @@ def _split_like(b):
     return b.rebuild(axis=shift(axis)), bt.seq(bt.B)
 
 
+def _structure(b, a: ir.Atom) -> ir.Atom:
+    """`a`, a run-time value of structure only, marked so that AD never differentiates it."""
+    if isinstance(a, (ir.Const, ir.Ref)):
+        return a
+    return b.emit(ir.Call(vm_ref("structure"), (a,)))
+
+
 def _dot_general_bar(helper: str, static: str, has_swap: bool):
+    """The cotangents of dot_general's operands, per example: `vm.dot_general_lhs_bar`
+    (dimension numbers may be known only at run time: they are plain Python values)."""
     def rule(b):
-        dims = static_or_none(b, "dimension_numbers")
-        swap = static_or_none(b, "swap_ans", False) if has_swap else None
-        if dims is ... or swap is ...:
+        if b.batched("dimension_numbers") or (has_swap and b.batched("swap_ans")):
             return loop(b)
         names = ("g", "lhs", "rhs")
         args = [as_array(b, n) for n in names]
         flags = [ir.Const(b.batched(n)) for n in names]
-        extra = (ir.Const(bool(swap)),) if has_swap else ()
-        call = ir.Call(vm_ref(helper), tuple(args[:3]) + (ir.Const(dims),) + extra
-                       + tuple(flags))
+        extra = (_structure(b, b.arg("swap_ans", ir.Const(False))),) if has_swap else ()
+        dims = _structure(b, b.arg("dimension_numbers"))
+        call = ir.Call(vm_ref(helper), tuple(args[:3]) + (dims,) + extra + tuple(flags))
         batched = b.batched("g") or b.batched("lhs" if static == "rhs" else "rhs")
         return call, bt.B if batched else bt.U
     return rule

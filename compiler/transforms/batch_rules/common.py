@@ -63,7 +63,7 @@ def align_atoms(b: RuleCall, operands: list) -> dict:
             continue
         x = array_atom(b, a, t)
         for other_key, other, other_t in operands:
-            if other_key == key or other is None or is_scalar_atom(other):
+            if other_key == key or other is None or other == a or is_scalar_atom(other):
                 continue
             x = b.emit(ir.Call(vm_ref("align"), (x, other, ir.Const(bt.is_batched(other_t)))))
         out[key] = x

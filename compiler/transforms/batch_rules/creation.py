@@ -1,11 +1,12 @@
 """Batching rules of array creation: `*_like` of a batched array is batched; jnp.array of a
 tuple of batched values stacks them behind the batch axis; creation from batched sizes or
 values goes through a loop (its shape may differ between examples, as JAX refuses)."""
-import redraft.numpy as jnp
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batch_rules.common import as_array, loop, static_or_none
 from redraft.compiler.transforms.batching import defbatch
+
+import redraft.numpy as jnp
 
 
 def _like(b):

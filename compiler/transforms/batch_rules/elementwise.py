@@ -3,17 +3,16 @@ that NumPy broadcasting pairs per-example axes (`vm.align`), and operators on se
 import operator
 
 import numpy as np
-
-import redraft.numpy as jnp
-from redraft import lax
-from redraft.compiler.core import helpers
-from redraft.compiler.core import ir
+from redraft.compiler.core import helpers, ir
 from redraft.compiler.frontend import methods
 from redraft.compiler.primitives.elementwise import LAX_FUNCTIONS
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batch_rules.common import elementwise, loop_rule
 from redraft.compiler.transforms.batching import batch_alias, defbatch, defnotbatchable
 from redraft.compiler.transforms.vmap_refs import jnp_ref
+
+import redraft.numpy as jnp
+from redraft import lax
 
 UNARY = ("negative", "positive", "sign", "absolute", "abs", "exp", "exp2", "expm1", "log",
          "log1p", "log2", "log10", "tanh", "sin", "cos", "tan", "arcsin", "arccos", "arctan",

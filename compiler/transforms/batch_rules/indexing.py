@@ -3,13 +3,13 @@
 example, and `x.at[i].set(v)` updates every example at the same place."""
 import operator
 
-import redraft.numpy as jnp
-from redraft.compiler.core import helpers
-from redraft.compiler.core import ir
+from redraft.compiler.core import helpers, ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batch_rules.common import as_array, loop, shift
-from redraft.compiler.transforms.batching import NotStatic, defbatch, static_value
+from redraft.compiler.transforms.batching import NotStatic, defbatch
 from redraft.compiler.transforms.vmap_refs import vm_ref
+
+import redraft.numpy as jnp
 
 GETITEM = ir.Ref(operator.getitem, "[]")
 
@@ -18,7 +18,7 @@ def batched_index(b, idx: ir.Atom) -> ir.Atom:
     """The index of the batched array for per-example index `idx`: `(slice(None),) + idx`
     in the source when static, `vm.index(idx)` otherwise."""
     try:
-        value = static_value(idx)
+        value = b.static_atom(idx)
     except NotStatic:
         return b.emit(ir.Call(vm_ref("index"), (idx,)))
     if isinstance(value, (int, slice, type(None), type(Ellipsis))) or (
@@ -32,13 +32,16 @@ def batched_index(b, idx: ir.Atom) -> ir.Atom:
 def _getitem(b):
     x, idx = b.call.args
     tx, ti = b.ctx.type_of(x), b.ctx.type_of(idx)
-    if bt.kind(tx) in ("T", "L", "tape"):
+    try:
+        key = b.static_atom(idx)
+    except NotStatic:
+        key = ...
+    if bt.kind(tx) in ("T", "L", "tape", "D") or (bt.kind(tx) == "P" and isinstance(key, str)):
         if bt.is_batched(ti):
             return loop(b)
-        try:
-            return b.call, bt.item(tx, static_value(idx))
-        except NotStatic:
-            return b.call, bt.element(tx)
+        return b.call, bt.item(tx, key) if key is not ... else bt.element(tx)
+    if bt.kind(tx) == "P" and not bt.is_batched(ti):  # a container or an array: at run time
+        return ir.Call(vm_ref("getitem"), (x, idx)), bt.TREE
     if not bt.is_batched(ti):
         return ir.Call(GETITEM, (x, batched_index(b, idx))), bt.B
     if not bt.is_batched(tx) and bt.is_array(ti):
@@ -68,7 +71,7 @@ def _at_update(b):
     return ir.Call(b.call.fn, tuple(args)), bt.B
 
 
-for _mode, _fn in helpers.AT_UPDATES.items():
+for _fn in helpers.AT_UPDATES.values():
     defbatch(_fn, _at_update)
 
 

@@ -3,13 +3,14 @@ with x batched becomes `vm.dot(mat, x, False, True)`, which is `jnp.dot(x, mat.T
 batch of vectors; einsum gains a batch letter; dot_general gains batch dimensions."""
 import operator
 
-import redraft.numpy as jnp
-from redraft import lax
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batch_rules.common import as_array, loop, static_or_none
-from redraft.compiler.transforms.batching import defbatch
+from redraft.compiler.transforms.batching import NotStatic, defbatch, static_value
 from redraft.compiler.transforms.vmap_refs import vm_ref
+
+import redraft.numpy as jnp
+from redraft import lax
 
 
 def _pair(helper: str, left: str, right: str, options: tuple = ()):
@@ -71,16 +72,21 @@ def batched_subscripts(subscripts: str, batched: list[bool]) -> str:
 
 
 def _einsum(b):
-    subscripts = static_or_none(b, "subscripts")
-    operands = b.arg("operands", ())
-    if not isinstance(subscripts, str) or any(static_or_none(b, o) is not None for o in (
-            "out", "precision", "preferred_element_type")):
+    call = b.call
+    try:
+        subscripts = static_value(call.args[0]) if call.args else None
+    except NotStatic:
+        subscripts = None
+    operands = call.args[1:]
+    options = [k for k, v in call.kwargs if not (isinstance(v, ir.Const) and v.value is None)
+               and k != "optimize"]
+    if not isinstance(subscripts, str) or options:
         return loop(b)
     types = [b.ctx.type_of(a) for a in operands]
     if not all(bt.is_array(t) or not bt.is_batched(t) for t in types):
         return loop(b)
     new = batched_subscripts(subscripts, [bt.is_batched(t) for t in types])
-    return b.rebuild(subscripts=new), bt.B
+    return ir.Call(call.fn, (ir.Const(new),) + operands, call.kwargs), bt.B
 
 
 defbatch(jnp.einsum, _einsum)

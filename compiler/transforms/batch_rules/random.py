@@ -1,8 +1,9 @@
 """Batching rules of random numbers: vmap over keys draws each example's numbers from its own
 key, by a loop over the keys (the samples are exactly those of the unbatched calls)."""
-from redraft import random
 from redraft.compiler.transforms.batch_rules.common import loop_returning
 from redraft.compiler.transforms.batching import defbatch
+
+from redraft import random
 
 _KEYS_OUT = ("key", "split", "fold_in", "wrap_key_data")
 _VALUES_OUT = ("PRNGKey", "key_data", "bits", "uniform", "normal", "randint", "bernoulli",

@@ -1,12 +1,19 @@
 """Batching rules of reductions and scans: axis arguments move past the batch axis; `axis=None`
 reduces every per-example axis (argmax/cumsum/sort-like ones ravel each example instead)."""
-import redraft.numpy as jnp
-from redraft import lax
+import numpy as np
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
-from redraft.compiler.transforms.batch_rules.common import (as_array, loop, reduction,
-                                                             shift, static_or_none)
+from redraft.compiler.transforms.batch_rules.common import (
+    as_array,
+    loop,
+    reduction,
+    shift,
+    static_or_none,
+)
 from redraft.compiler.transforms.batching import defbatch
+
+import redraft.numpy as jnp
+from redraft import lax
 
 # ---- over axis (None: every per-example axis) ---------------------------------------------------
 
@@ -26,6 +33,7 @@ for _name in ("argmax", "argmin", "cumsum", "cumprod"):
     defbatch(getattr(jnp, _name), reduction(none="flatten"))
 for _name in ("sort", "argsort"):
     defbatch(getattr(jnp, _name), reduction(none="flatten", default=-1))
+defbatch(np.argsort, reduction(none="flatten", default=-1))
 
 
 def _average(b):

@@ -2,16 +2,22 @@
 the batch axis, sequences of arrays (stack, concatenate) have their unbatched items
 broadcast first, and shape queries see the per-example value."""
 import numpy as np
+from redraft.compiler.core import ir
+from redraft.compiler.transforms import batch_types as bt
+from redraft.compiler.transforms.batch_rules.common import (
+    as_array,
+    axis_arg,
+    axis_op,
+    loop,
+    loop_returning,
+    shift,
+    static_or_none,
+)
+from redraft.compiler.transforms.batching import defbatch
+from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
 import redraft.numpy as jnp
 from redraft import lax
-from redraft.compiler.core import ir
-from redraft.compiler.transforms import batch_types as bt
-from redraft.compiler.transforms.batch_rules.common import (as_array, axis_arg, axis_op, loop,
-                                                             loop_returning, shift,
-                                                             static_or_none)
-from redraft.compiler.transforms.batching import defbatch
-from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
 # ---- shape queries: the per-example value's ------------------------------------------------
 
@@ -21,6 +27,8 @@ def _query(helper: str, operand: str):
         t = b.type(operand)
         if not bt.is_array(t):
             return b.call, bt.U  # the length/shape of a tuple of batched values
+        if helper == "length" and bt.kind(t) == "P":  # a container or an array
+            return ir.Call(vm_ref("length_any"), (b.arg(operand), ir.Const(1))), bt.U
         return ir.Call(vm_ref(helper), (b.arg(operand), ir.Const(1))), bt.U
     return rule
 

@@ -2,14 +2,13 @@
 read structure (len of a tuple), and the builtins that would need one example's value."""
 import builtins
 
-import redraft.numpy as jnp
-from redraft.compiler.core import helpers
-from redraft.compiler.core import ir
+from redraft.compiler.core import helpers, ir
 from redraft.compiler.transforms import batch_types as bt
-from redraft.compiler.transforms.batch_rules.common import (elementwise, loop,
-                                                             unbatched_result)
-from redraft.compiler.transforms.batching import defbatch, defnotbatchable
+from redraft.compiler.transforms.batch_rules.common import elementwise, loop, unbatched_result
+from redraft.compiler.transforms.batching import NotStatic, defbatch, defnotbatchable
 from redraft.compiler.transforms.vmap_refs import jnp_ref
+
+import redraft.numpy as jnp
 
 
 def _append(b):
@@ -27,9 +26,16 @@ def _append(b):
 
 
 def _make_dict(b):
-    """{k: v}: a dict whose leaves are all batched (unbatched values broadcast)."""
+    """{k: v}: with its keys known, a dict type key by key; else every leaf batched."""
     keys, values = b.call.args
-    values = b.to_batched(values, b.ctx.type_of(values))
+    tv = b.ctx.type_of(values)
+    try:
+        static_keys = b.static_atom(keys)
+    except NotStatic:
+        static_keys = None
+    if static_keys is not None and bt.kind(tv) == "T" and len(tv[1]) == len(static_keys):
+        return b.call, bt.dct(static_keys, tv[1])
+    values = b.to_batched(values, tv)
     return ir.Call(b.call.fn, (keys, values)), bt.TREE
 
 

@@ -4,9 +4,9 @@ helper that counts `k` leading batch axes counts one more (`vm.shape(x, 1)` beco
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import vmap_helpers as vm
+from redraft.compiler.transforms import vmap_linalg
 from redraft.compiler.transforms.batch_rules.common import loop, loop_returning
-from redraft.compiler.transforms.batching import (NotStatic, defbatch, defbatch_source,
-                                                   static_value)
+from redraft.compiler.transforms.batching import NotStatic, defbatch, defbatch_source, static_value
 
 
 def _k_plus_one(operand: str, k_param: str = "k", k_default: int = 1, result=bt.U):
@@ -24,13 +24,15 @@ def _k_plus_one(operand: str, k_param: str = "k", k_default: int = 1, result=bt.
     return rule
 
 
-for _name in ("shape", "ndim", "size", "length", "example_axes", "reversed_axes",
-              "unit_axes"):
+for _name in ("shape", "ndim", "size", "length"):
     defbatch(getattr(vm, _name), _k_plus_one("x"))
-defbatch(vm.shift_axis, _k_plus_one("x"))
-defbatch(vm.with_batch_shape, _k_plus_one("x"))
+for _name in ("example_axes", "reversed_axes", "unit_axes", "shift_axis", "with_batch_shape"):
+    # axis numbers of one outer example: its own leading axis is not counted
+    defbatch(getattr(vm, _name), _k_plus_one("x", k_param="lead", k_default=0))
 defbatch(vm.probe, _k_plus_one("x"))
 defbatch(vm.flat_examples, _k_plus_one("x", result=bt.B))
+defbatch(vm.rows, _k_plus_one("x", result=bt.B))
+defbatch(vm.unrows, _k_plus_one("g", result=bt.B))
 defbatch(vm.broadcast, _k_plus_one("x", k_default=0, result=bt.B))
 defbatch(vm.unbroadcast, _k_plus_one("g", k_default=0, result=bt.B))
 
@@ -51,13 +53,13 @@ def _convert(helper_name: str):
         except NotStatic:
             return loop(b, "any")
         t = b.type("x" if helper_name == "convert" else "g")
-        return b.rebuild(outer=(t,) + tuple(outer)), t if helper_name == "convert" else t
+        return b.rebuild(outer=(t,) + tuple(outer)), t
     return rule
 
 
 def _axis_size(b):
     """The mapped axis of an inner vmap, read from arguments batched by an outer one."""
-    leaves_t = b.type("leaves")
+    leaves_t = b.type("values")
     axes = b.static("axes") if b.is_static("axes") else None
     if axes is None or bt.kind(leaves_t) != "T" or b.batched("given"):
         return loop(b)
@@ -79,7 +81,7 @@ def _move_axis(b):
     src, dst = (b.static(n) if b.is_static(n) else None for n in ("source", "destination"))
     if src is None or dst is None or b.batched("source") or b.batched("destination"):
         return loop(b, "any")
-    shift = lambda a: a + 1 if a >= 0 else a  # noqa: E731
+    shift = lambda a: a + 1 if a >= 0 else a
     return b.rebuild(source=shift(src), destination=shift(dst)), bt.B
 
 
@@ -93,15 +95,27 @@ def _any_example(b):
 
 
 defbatch(vm.index, _index)
+defbatch(vm.structure, lambda b: b.fail("axis or dimension numbers differ between examples"))
 defbatch(vm.convert, _convert("convert"))
 defbatch(vm.unconvert, _convert("unconvert"))
 defbatch(vm.axis_size, _axis_size)
 defbatch(vm.stack_examples, _stack_examples)
 defbatch(vm.move_axis, _move_axis)
+defbatch(vm.move_leaves, _move_axis)
+defbatch(vm.getitem, _k_plus_one("x", result=bt.TREE))
+defbatch(vm.length_any, _k_plus_one("x"))
+defbatch(vm.ungetitem, loop_returning("any"))
 defbatch(vm.any_example, _any_example)
 defbatch(vm.select_tree, loop_returning("any"))
+defbatch(vm.take_example, loop_returning("any"))
 
-for _fn in (vm.align, vm.align_to_shape, vm.align_update, vm.select, vm.take_examples,
+for _fn in (vm.tree_index, vm.tree_stack, vm.tree_index_bar, vm.tree_unstack,
+            vm.take_example_bar):
+    defbatch(_fn, loop_returning("any"))
+for _fn in (vm.as_index, vm.align, vm.align_to_shape, vm.align_update, vm.select, vm.take_examples,
             vm.dot, vm.matmul, vm.vdot, vm.outer, vm.inner, vm.dot_general,
-            vm.dot_general_lhs_bar, vm.dot_general_rhs_bar, vm._scale, vm._cast_pair):
+            vm.dot_general_lhs_bar, vm.dot_general_rhs_bar, vmap_linalg._scale,
+            vmap_linalg._cast_pair, vmap_linalg._shifted, vm.is_array, vm.basis_rows,
+            vm.columns_to_jacobian,
+            vm.rows_to_jacobian):
     defbatch_source(_fn)

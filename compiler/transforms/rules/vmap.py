@@ -1,18 +1,28 @@
 """Derivative rules of the helpers that batched code calls (vmap_helpers.py), so that grad of
 a vmapped function differentiates its batched source. Helpers written in plain
 redraft.numpy (vm.align, vm.select, vm.dot, ...) need none: AD reads their source."""
-import redraft.numpy as jnp
+import numpy as np
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms import vmap_helpers as vm
-from redraft.compiler.transforms.registry import defjvp, defjvp_joint, defnondiff, defvjp
+from redraft.compiler.transforms.registry import defjvp, defjvp_joint, defnondiff, defstatic, defvjp
 
-for _fn in (vm.shape, vm.ndim, vm.size, vm.length, vm.example_axes, vm.reversed_axes,
+import redraft.numpy as jnp
+
+for _fn in (vm.structure, vm.shape, vm.ndim, vm.size, vm.length, vm.example_axes, vm.reversed_axes,
             vm.unit_axes, vm.shift_axis, vm.with_batch_shape, vm.index, vm.probe,
             vm.axis_size, vm.any_example):
     defnondiff(_fn, "it reads shapes or truth values, not values")
 
+defnondiff(np.argsort, "integer-valued (the helpers sort axis numbers with it)")
+for _fn in (np.shape, np.ndim, np.size):
+    defnondiff(_fn, "it reads shapes, not values (helpers batched through their source)")
+
 defjvp(vm.flat_examples, lambda x_dot, ans, x, k=1: vm.flat_examples(x_dot, k))
 defvjp(vm.flat_examples, lambda g, ans, x, k=1: jnp.reshape(g, jnp.shape(x)))
+defjvp(vm.rows, lambda x_dot, ans, x, k=1: vm.rows(x_dot, k))
+defvjp(vm.rows, lambda g, ans, x, k=1: vm.unrows(g, k))
+defjvp(vm.unrows, lambda g_dot, ans, g, k=1: vm.unrows(g_dot, k))
+defvjp(vm.unrows, lambda ct, ans, g, k=1: vm.rows(ct, k))
 defjvp(vm.broadcast, lambda x_dot, ans, x, n, k=0: vm.broadcast(x_dot, n, k))
 defvjp(vm.broadcast, lambda g, ans, x, n, k=0: ad.unbroadcast(vm.unbroadcast(g, k), x))
 defjvp(vm.unbroadcast, lambda g_dot, ans, g, k=0: vm.unbroadcast(g_dot, k))
@@ -28,6 +38,16 @@ defvjp(vm.unconvert, lambda ct, ans, g, from_t, to_t, n, outer=():
 defjvp(vm.stack_examples, lambda pieces_dot, ans, pieces, axis=0:
        vm.stack_examples(pieces_dot, axis))
 defvjp(vm.stack_examples, lambda g, ans, pieces, axis=0: ad.unstack(g, axis))
+defnondiff(vm.length_any, "it reads shapes, not values")
+defjvp(vm.move_leaves, lambda x_dot, ans, x, source, destination:
+       vm.move_leaves(x_dot, source, destination))
+defvjp(vm.move_leaves, lambda g, ans, x, source, destination:
+       vm.move_leaves(g, destination, source))
+defjvp(vm.getitem, lambda x_dot, ans, x, idx, k=1: vm.getitem(x_dot, idx, k))
+defvjp(vm.getitem, lambda g, ans, x, idx, k=1: vm.ungetitem(x, idx, g, k))
+defjvp(vm.ungetitem, lambda g_dot, ans, x, idx, g, k=1: vm.ungetitem(x, idx, g_dot, k),
+       argnames=("g",))
+defvjp(vm.ungetitem, lambda ct, ans, x, idx, g, k=1: vm.getitem(ct, idx, k), argnames=("g",))
 defjvp(vm.move_axis, lambda x_dot, ans, x, source, destination:
        vm.move_axis(x_dot, source, destination))
 defvjp(vm.move_axis, lambda g, ans, x, source, destination:
@@ -42,3 +62,30 @@ defvjp(vm.select_tree,
        lambda g, ans, mask, a, b: vm.select_tree(mask, g, ad.zeros_like(g)),
        lambda g, ans, mask, a, b: vm.select_tree(mask, ad.zeros_like(g), g),
        argnames=("a", "b"))
+defjvp(vm.tree_index, lambda xs_dot, ans, xs, t, i: vm.tree_index(xs_dot, t, i),
+       argnames=("xs",))
+defvjp(vm.tree_index, lambda g, ans, xs, t, i: vm.tree_index_bar(xs, t, i, g),
+       argnames=("xs",))
+defjvp(vm.tree_index_bar, lambda g_dot, ans, xs, t, i, g: vm.tree_index_bar(xs, t, i, g_dot),
+       argnames=("g",))
+defvjp(vm.tree_index_bar, lambda ct, ans, xs, t, i, g: vm.tree_index(ct, t, i),
+       argnames=("g",))
+defjvp(vm.tree_stack, lambda ys_dot, ans, ys, t, reverse: vm.tree_stack(ys_dot, t, reverse),
+       argnames=("ys",))
+defvjp(vm.tree_stack, lambda g, ans, ys, t, reverse: vm.tree_unstack(g, ys, t, reverse),
+       argnames=("ys",))
+defjvp(vm.tree_unstack, lambda g_dot, ans, g, ys, t, reverse:
+       vm.tree_unstack(g_dot, ys, t, reverse), argnames=("g",))
+defvjp(vm.tree_unstack, lambda ct, ans, g, ys, t, reverse: vm.tree_stack(ct, t, reverse),
+       argnames=("g",))
+defjvp(vm.take_example, lambda x_dot, ans, x, t, k: vm.take_example(x_dot, t, k),
+       argnames=("x",))
+defvjp(vm.take_example, lambda g, ans, x, t, k: vm.take_example_bar(x, t, k, g),
+       argnames=("x",))
+defjvp(vm.take_example_bar, lambda g_dot, ans, x, t, k, g: vm.take_example_bar(x, t, k, g_dot),
+       argnames=("g",))
+defvjp(vm.take_example_bar, lambda ct, ans, x, t, k, g: vm.take_example(ct, t, k),
+       argnames=("g",))
+defstatic(vm.tree_index_bar, "xs")
+defstatic(vm.tree_unstack, "ys")
+defstatic(vm.take_example_bar, "x")

@@ -1,0 +1,106 @@
+"""Calls of transforms with constant arguments, made when the source is read.
+
+`vmap(loss, in_axes=(None, 0))(w, xs)` inside a function first makes a function value, then
+calls it; a transform cannot see what a function value is. The constructors registered here
+(vmap, grad, jit, ...) are pure, so their call with constant arguments is made once, when
+the Core is read, and the call of its result becomes a call of that known function:
+
+    t1 = vmap(loss, in_axes=t0)          t1 = loss_made       # the vmapped loss itself
+    t2 = t1(w, xs)               -->     t2 = loss_made(w, xs)
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from redraft.compiler.core import ir
+
+STATIC_CONSTRUCTORS: dict[int, Callable] = {}
+
+
+def defstatic_constructor(fn: Callable) -> None:
+    """`fn(constants...)` is pure and cheap: it may be called when the source is read."""
+    STATIC_CONSTRUCTORS[id(fn)] = fn
+
+
+def fold_static_calls(fn: ir.Function) -> ir.Function:
+    """`fn` with calls of constructed function values resolved (see the module docstring)."""
+    if not STATIC_CONSTRUCTORS:
+        return fn
+    from redraft.compiler.transforms.vmap import constant_names
+    constants = constant_names(fn)
+    made = _made_functions(fn, constants)
+    if not made:
+        return fn
+    body = [_resolve(s, made) for s in fn.body]
+    return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
+                       fn.doc, dict(fn.meta))
+
+
+def _made_functions(fn: ir.Function, constants: dict) -> dict[str, object]:
+    counts: dict[str, int] = {}
+    for s in ir.walk_stmts(fn.body):
+        for w in ir.stmt_writes(s):
+            counts[w] = counts.get(w, 0) + 1
+    made = {}
+    for s in ir.walk_stmts(fn.body):
+        if not (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Call)
+                and isinstance(s.expr.fn, ir.Ref) and id(s.expr.fn.value) in STATIC_CONSTRUCTORS
+                and counts.get(s.targets[0]) == 1 and s.expr.star_args is None):
+            continue
+        try:
+            args = [_value(a, constants, made) for a in s.expr.args]
+            kwargs = {k: _value(a, constants, made) for k, a in s.expr.kwargs}
+        except KeyError:
+            continue
+        made[s.targets[0]] = s.expr.fn.value(*args, **kwargs)
+    return made
+
+
+def _value(a, constants: dict, made: dict):
+    if isinstance(a, ir.Ref):
+        return _unwrap_local(a.value)
+    if isinstance(a, ir.Const):
+        return a.value
+    if a.name in made:
+        return made[a.name]
+    return constants[a.name]
+
+
+def _unwrap_local(value):
+    """A lambda or def inside the function (compiler/frontend/local_functions.py) that
+    captures nothing is its Core function; one that captures locals is not a constant."""
+    from redraft.compiler.frontend.local_functions import LocalFunction
+    if isinstance(value, LocalFunction):
+        if value.captured:
+            raise KeyError(value.name)
+        return value.function
+    return value
+
+
+def _made_ref(made: dict, name: str) -> ir.Ref:
+    value = made[name]
+    base = getattr(value, "__name__", "fn").replace("<", "").replace(">", "") or "fn"
+    return ir.Ref(value, f"{base}_made" if base.isidentifier() else "made_fn")
+
+
+def _resolve(s: ir.Stmt, made: dict) -> ir.Stmt:
+    def fix(e):
+        if isinstance(e, ir.Call) and isinstance(e.fn, ir.Var) and e.fn.name in made:
+            return ir.Call(_made_ref(made, e.fn.name), e.args, e.kwargs, e.star_args)
+        return e
+
+    if (isinstance(s, ir.Assign) and len(s.targets) == 1 and s.targets[0] in made
+            and isinstance(s.expr, ir.Call)):
+        return ir.Assign(s.targets, _made_ref(made, s.targets[0]), s.origin)  # made once
+    if isinstance(s, ir.Assign):
+        return ir.Assign(s.targets, fix(s.expr), s.origin)
+    if isinstance(s, ir.ExprStmt):
+        return ir.ExprStmt(fix(s.expr), s.origin)
+    block = lambda b: [_resolve(x, made) for x in b]
+    if isinstance(s, ir.If):
+        return ir.If(s.cond, block(s.body), block(s.orelse), s.origin)
+    if isinstance(s, ir.For):
+        return ir.For(s.target, s.iter, block(s.body), s.origin)
+    if isinstance(s, ir.While):
+        return ir.While(block(s.cond_body), s.cond, block(s.body), s.origin)
+    return s
