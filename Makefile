@@ -23,6 +23,7 @@ bench:
 	$(PY) -m benchmarks.bench_eager
 	$(PY) -m benchmarks.bench_ad
 	$(PY) -m benchmarks.bench_kernels
+	$(PY) -m benchmarks.bench_compile
 
 lint:
 	$(PY) -m ruff check --line-length 100 redraft compiler runtime kernels tests benchmarks \

@@ -10,17 +10,28 @@ int conversion saturates with NaN -> 0. Transcendental functions come from kerne
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from llvmlite import ir
-
 from redraft.compiler.primitives import elementwise as ew
 from redraft.compiler.primitives.base import Primitive
 from redraft.kernels.vecmath import VECMATH
 
-from .types import (I32, Unsupported, constant, declare, intrinsic, is_bool, is_float,
-                    is_signed, lanes_of, register_type, scalar_type, splat)
+from .types import (
+    I32,
+    Unsupported,
+    constant,
+    declare,
+    intrinsic,
+    is_bool,
+    is_float,
+    is_signed,
+    lanes_of,
+    register_type,
+    scalar_type,
+    splat,
+)
 
 Rule = Callable[[ir.IRBuilder, list, list, np.dtype, dict], ir.Value]
 
@@ -219,8 +230,36 @@ def _vecmath(name: str) -> Rule:
 
 for _name, _prim in (("exp", ew.exp_p), ("log", ew.log_p), ("log1p", ew.log1p_p),
                      ("expm1", ew.expm1_p), ("tanh", ew.tanh_p), ("logistic", ew.logistic_p),
-                     ("sin", ew.sin_p), ("cos", ew.cos_p), ("erf", ew.erf_p)):
+                     ("erf", ew.erf_p)):
     rule(_prim, cost=10)(_vecmath(_name))
+
+TRIG_RANGE = 2.0 ** 40   # vecmath's sin/cos are accurate up to here; libm beyond
+
+
+def _trig(name: str) -> Rule:
+    """vecmath sin/cos, with a branch to libm for the rare vector holding a huge |x|."""
+    fast = _vecmath(name)
+
+    def emit(b, args, dtypes, out, params):
+        x, dt = args[0], dtypes[0]
+        result = fast(b, args, dtypes, out, params)
+        huge = b.fcmp_ordered(">", intrinsic(b, "llvm.fabs", [x]),
+                              const_like(dt, TRIG_RANGE, x))
+        if lanes_of(x):
+            huge = intrinsic(b, "llvm.vector.reduce.or", [huge], ret=ir.IntType(1))
+        fast_block = b.block
+        with b.if_then(huge, likely=False):
+            slow = _libm(b, name, [x], dt)
+            slow_block = b.block
+        merged = b.phi(result.type)
+        merged.add_incoming(result, fast_block)
+        merged.add_incoming(slow, slow_block)
+        return merged
+    return emit
+
+
+rule(ew.sin_p, cost=10)(_trig("sin"))
+rule(ew.cos_p, cost=10)(_trig("cos"))
 
 
 def _libm(b: ir.IRBuilder, name: str, args: list, dt: np.dtype) -> ir.Value:

@@ -19,23 +19,37 @@ vectorised reduction must (JAX and XLA do the same).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from llvmlite import ir
-
 from redraft.kernels.jit_host import host_vector_bits
 
 from .elementwise import ELEMENTWISE, convert
-from .types import (I8, I32, I64, PTR, VOID, constant, declare, i64, intrinsic, is_bool,
-                    is_float, is_signed, lanes_of, memory_type, splat)
+from .types import (
+    I8,
+    I32,
+    I64,
+    PTR,
+    VOID,
+    constant,
+    declare,
+    i64,
+    intrinsic,
+    is_bool,
+    is_float,
+    is_signed,
+    lanes_of,
+    memory_type,
+    splat,
+)
 from .views import View
 
 Body = Callable[[ir.IRBuilder, list], list]
 REDUCE_KINDS = ("add", "mul", "max", "min", "and", "or")
 PARALLEL_WORK = 1 << 18      # elements x cost below which one thread is faster
-UNROLL = 2                   # vector registers per lane group (independent chains)
+UNROLL = 1                   # vector registers per lane group (independent chains)
 
 
 @dataclass
@@ -62,6 +76,7 @@ class Nest:
     cost: int = 1               # per-element work, relative to an add
     dtypes: tuple = ()          # dtypes the body computes in (to pick the vector width)
     parallel: bool = True       # may be split over threads
+    widen: bool = True          # may view short rows as longer ones (see _widen)
 
 
 class CodeContext:
@@ -72,6 +87,8 @@ class CodeContext:
         self.b = builder
         self.entry = entry
         self.counter = counter if counter is not None else [0]
+        # scratch(dtype, shape) -> (contiguous View, release()): workspace for rewrites
+        self.scratch: Callable | None = None
 
     @property
     def module(self) -> ir.Module:
@@ -125,43 +142,79 @@ def element_ptr(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Valu
     return b.gep(base, [index], inbounds=True, source_etype=memory_type(dtype))
 
 
-def load(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value, lanes: int = 0,
-         stride: int = 1) -> ir.Value:
-    """`lanes` elements (a scalar when 0) at index, index + stride, ...; bool becomes i1."""
-    elem = memory_type(dtype)
-    align = dtype.itemsize
-    if not lanes:
-        value = b.load(element_ptr(b, base, dtype, index), typ=elem, align=align)
-    elif stride == 1:
-        value = b.load(element_ptr(b, base, dtype, index), typ=ir.VectorType(elem, lanes),
-                       align=align)
-    else:
-        value = ir.Constant(ir.VectorType(elem, lanes), ir.Undefined)
-        for lane in range(lanes):
-            at = b.add(index, i64(lane * stride))
-            item = b.load(element_ptr(b, base, dtype, at), typ=elem, align=align)
-            value = b.insert_element(value, item, ir.Constant(I32, lane))
+def load(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value) -> ir.Value:
+    """The scalar at `index` (bool becomes i1)."""
+    value = b.load(element_ptr(b, base, dtype, index), typ=memory_type(dtype),
+                   align=dtype.itemsize)
     if is_bool(dtype):
-        zero = ir.Constant(value.type, [ir.Constant(I8, 0)] * lanes) if lanes else (
-            ir.Constant(I8, 0))
+        value = b.icmp_unsigned("!=", value, ir.Constant(I8, 0))
+    return value
+
+
+def store(b: ir.IRBuilder, value: ir.Value, base: ir.Value, dtype: np.dtype,
+          index: ir.Value) -> None:
+    """Store a scalar register at `index`."""
+    if is_bool(dtype):
+        value = b.zext(value, I8)
+    b.store(value, element_ptr(b, base, dtype, index), align=dtype.itemsize)
+
+
+def masked_load(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value,
+                mask: ir.Value) -> ir.Value:
+    """Contiguous lanes at index where `mask` is set (zero elsewhere); bool becomes i1."""
+    lanes = mask.type.count
+    vty = ir.VectorType(memory_type(dtype), lanes)
+    zero = ir.Constant(vty, None)
+    value = intrinsic(b, "llvm.masked.load", [element_ptr(b, base, dtype, index),
+                                              ir.Constant(I32, dtype.itemsize), mask, zero],
+                      ret=vty, suffix_types=[vty, PTR])
+    if is_bool(dtype):
         value = b.icmp_unsigned("!=", value, zero)
     return value
 
 
-def store(b: ir.IRBuilder, value: ir.Value, base: ir.Value, dtype: np.dtype, index: ir.Value,
-          stride: int = 1) -> None:
-    """Store a scalar or vector register at index (vectors: index, index + stride, ...)."""
+def masked_store(b: ir.IRBuilder, value: ir.Value, base: ir.Value, dtype: np.dtype,
+                 index: ir.Value, mask: ir.Value) -> None:
+    if is_bool(dtype):
+        value = b.zext(value, ir.VectorType(I8, lanes_of(value)))
+    intrinsic(b, "llvm.masked.store", [value, element_ptr(b, base, dtype, index),
+                                       ir.Constant(I32, dtype.itemsize), mask],
+              ret=VOID, suffix_types=[value.type, PTR])
+
+
+def _lane_pointers(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value,
+                   stride: int, lanes: int) -> ir.Value:
+    """<lanes x ptr>: the addresses of elements index, index + stride, ..."""
+    first = b.ptrtoint(element_ptr(b, base, dtype, index), I64)
+    step = stride * dtype.itemsize
+    ramp = ir.Constant(ir.VectorType(I64, lanes), [i64(lane * step) for lane in range(lanes)])
+    return b.inttoptr(b.add(splat(b, first, lanes), ramp), ir.VectorType(PTR, lanes))
+
+
+def masked_gather(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value,
+                  stride: int, mask: ir.Value) -> ir.Value:
+    """Strided lanes where `mask` is set (lanes past the end are never read)."""
+    lanes = mask.type.count
+    vty = ir.VectorType(memory_type(dtype), lanes)
+    zero = ir.Constant(vty, None)
+    pointers = _lane_pointers(b, base, dtype, index, stride, lanes)
+    value = intrinsic(b, "llvm.masked.gather", [pointers, ir.Constant(I32, dtype.itemsize),
+                                                mask, zero],
+                      ret=vty, suffix_types=[vty, pointers.type])
+    if is_bool(dtype):
+        value = b.icmp_unsigned("!=", value, zero)
+    return value
+
+
+def masked_scatter(b: ir.IRBuilder, value: ir.Value, base: ir.Value, dtype: np.dtype,
+                   index: ir.Value, stride: int, mask: ir.Value) -> None:
     lanes = lanes_of(value)
     if is_bool(dtype):
-        value = b.zext(value, ir.VectorType(I8, lanes) if lanes else I8)
-    align = dtype.itemsize
-    if not lanes or stride == 1:
-        b.store(value, element_ptr(b, base, dtype, index), align=align)
-        return
-    for lane in range(lanes):
-        item = b.extract_element(value, ir.Constant(I32, lane))
-        b.store(item, element_ptr(b, base, dtype, b.add(index, i64(lane * stride))),
-                align=align)
+        value = b.zext(value, ir.VectorType(I8, lanes))
+    pointers = _lane_pointers(b, base, dtype, index, stride, lanes)
+    intrinsic(b, "llvm.masked.scatter", [value, pointers, ir.Constant(I32, dtype.itemsize),
+                                         mask],
+              ret=VOID, suffix_types=[value.type, pointers.type])
 
 
 # ---- reductions --------------------------------------------------------------------------------
@@ -296,16 +349,16 @@ def plan(nest: Nest) -> _Plan:
 
 
 def _choose_lanes(nest: Nest, p: _Plan) -> int:
-    sizes = [op.dtype.itemsize for op in p.inputs + p.outputs] + [
-        np.dtype(t).itemsize for t in nest.dtypes]
-    native = host_vector_bits() // (8 * max(sizes + [1]))
-    lanes = native * UNROLL
+    """Vector width: the host's registers for the widest dtype (times UNROLL), down to the
+    smallest power of two covering a short innermost axis."""
     if p.rank == 0:
         return 0
-    inner = p.shape[-1]
-    while lanes > inner and lanes > 4:
+    sizes = [op.dtype.itemsize for op in p.inputs + p.outputs] + [
+        np.dtype(t).itemsize for t in nest.dtypes]
+    lanes = max(2, host_vector_bits() // (8 * max(sizes + [1]))) * UNROLL
+    while lanes // 2 >= p.shape[-1] and lanes > 2:
         lanes //= 2
-    return lanes if lanes <= inner else 0
+    return lanes
 
 
 # ---- emission -----------------------------------------------------------------------------------
@@ -318,24 +371,109 @@ def emit_nest(cx: CodeContext, nest: Nest) -> None:
             fill(cx, out.dest, identity(kind, out.dest.dtype))
     if any(n == 0 for n in p.shape):
         return
+    finish = _widen(cx, nest, p)
     if _parallel_ok(nest, p):
         _emit_parallel(cx, nest, p)
     else:
         _Emitter(cx.b, nest, p, p.bases).run(None, None)
+    for action in finish:
+        action()
+
+
+# ---- short rows: widening ----------------------------------------------------------------------
+
+WIDE_ROW = 256   # elements per widened row at most
+
+
+def _widen(cx: CodeContext, nest: Nest, p: _Plan) -> list:
+    """Rows much shorter than a vector waste most lanes (a (10000, 10) array with a (10,)
+    row broadcast over it). View g rows as one row of g*n elements: operands contiguous
+    across rows are reshaped; a row broadcast along the rows is tiled g times into scratch.
+    Returns the scratch releases to run after the nest (the plan is rewritten in place)."""
+    if p.rank != 2 or cx.scratch is None or not nest.widen:
+        return []
+    m, n = p.shape
+    native = max(2, host_vector_bits() // (8 * max(op.dtype.itemsize
+                                                    for op in p.inputs + p.outputs)))
+    g = _row_group(m, n, native)
+    if g < 2 or not all(_widenable(op, n, k is None) for op, k in
+                        list(zip(p.inputs, [None] * len(p.inputs))) +
+                        list(zip(p.outputs, p.reduce))):
+        return []
+    if any(k is not None and op.strides != [0, 0] for op, k in zip(p.outputs, p.reduce)):
+        # along a row the widened row would mix rows; down the columns it would change the
+        # order of the sums from NumPy's (row after row), which jit must match closely
+        return []
+    finish = []
+    for op in p.inputs:
+        release = _widen_operand(cx, p, op, g, n)
+        if release is not None:
+            finish.append(release)
+    for op in p.outputs:
+        if op.strides[0] != 0:
+            op.strides = [g * op.strides[0], op.strides[1]]
+    p.shape = [m // g, g * n]
+    p.lanes = _choose_lanes(nest, p)
+    return finish
+
+
+def _row_group(m: int, n: int, native: int) -> int:
+    """Rows per widened row: divides m, fills whole vectors if it can, <= WIDE_ROW long."""
+    if n * 2 > native * 4 or m < 2:
+        return 1
+    limit = max(1, WIDE_ROW // n)
+    candidates = [g for g in range(limit, 1, -1) if m % g == 0]
+    for g in candidates:
+        if (g * n) % native == 0:
+            return g
+    return candidates[0] if candidates else 1
+
+
+def _widenable(op: _Operand, n: int, is_input: bool) -> bool:
+    so, si = op.strides
+    if op.kind == "iota":
+        return False
+    if op.kind == "const" or (so == 0 and si == 0):
+        return True
+    if so == n * si:
+        return True
+    return so == 0 and op.kind == "mem"   # a row broadcast over the rows (tiled or reduced)
+
+
+def _widen_operand(cx: CodeContext, p: _Plan, op: _Operand, g: int, n: int):
+    """Rewrite an input for widened rows; returns the release of its scratch, if any."""
+    so, si = op.strides
+    if op.kind != "mem" or (so == 0 and si == 0):
+        return None
+    if so != 0:
+        op.strides = [g * so, si]
+        return None
+    row = View(p.bases[op.base_index], op.dtype, (g, n), (0, si), op.offset)
+    tiled, release = cx.scratch(op.dtype, (g, n))
+    copy(cx, row, tiled, widen=False)
+    _rebase(p, op, tiled)
+    op.strides = [0, 1]
+    return release
+
+
+def _rebase(p: _Plan, op: _Operand, view: View) -> None:
+    p.bases.append(view.base)
+    op.base_index = len(p.bases) - 1
+    op.offset = view.offset
 
 
 def fill(cx: CodeContext, dest: View, value) -> None:
     """dest[...] = value."""
     const = View.constant(value, dest.dtype, dest.shape)
     emit_nest(cx, Nest(dest.shape, [NestInput(const)], [NestOutput(dest, dest)],
-                       lambda b, regs: regs))
+                       lambda b, regs: regs, widen=False))
 
 
-def copy(cx: CodeContext, src: View, dest: View) -> None:
+def copy(cx: CodeContext, src: View, dest: View, widen: bool = True) -> None:
     """dest[...] = src[...] (same shape; src may broadcast)."""
     src = src.broadcast_to(dest.shape)
     emit_nest(cx, Nest(dest.shape, [NestInput(src)], [NestOutput(dest, dest)],
-                       lambda b, regs: regs))
+                       lambda b, regs: regs, widen=widen))
 
 
 def _parallel_ok(nest: Nest, p: _Plan) -> bool:
@@ -347,7 +485,7 @@ def _parallel_ok(nest: Nest, p: _Plan) -> bool:
     return all(op.strides[0] != 0 for op in p.outputs)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pool_available() -> bool:
     from .parallel import thread_count
     return thread_count() > 1
@@ -381,6 +519,8 @@ class _Emitter:
 
     def __init__(self, b: ir.IRBuilder, nest: Nest, p: _Plan, bases: list):
         self.b, self.nest, self.p, self.bases = b, nest, p, bases
+        self.columns: dict[int, ir.Value] = {}     # running column reductions (registers)
+        self.column_in: dict[int, ir.Value] = {}
 
     def run(self, lo: ir.Value | None, hi: ir.Value | None) -> None:
         offsets = [i64(op.offset) for op in self.p.inputs + self.p.outputs]
@@ -404,18 +544,48 @@ class _Emitter:
         start = lo if lo is not None else i64(0)
         stop = hi if hi is not None else i64(p.shape[level])
         ops = p.inputs + p.outputs
+        columns = self._column_sums(level)
 
         def body(i, carried):
             moved = [off if op.strides[level] == 0 else
                      self.b.add(off, self.b.mul(i, i64(op.strides[level])))
                      for op, off in zip(ops, offsets)]
+            self.columns = dict(zip(columns, carried))
             self._level(level + 1, moved, None, None)
-            return []
+            return [self.columns[k] for k in columns]
 
-        for_range(self.b, start, stop, 1, [], body, f"l{level}")
+        init = [self._neutral(k, p.lanes) for k in columns]
+        sums = for_range(self.b, start, stop, 1, init, body, f"l{level}")
+        self.columns = {}
+        for k, total in zip(columns, sums):  # one read-modify-write of the output row
+            op = p.outputs[k]
+            at = offsets[len(p.inputs) + k]
+            mask = ir.Constant(ir.VectorType(ir.IntType(1), p.lanes),
+                               [ir.Constant(ir.IntType(1), int(v < p.shape[-1]))
+                                for v in range(p.lanes)])
+            base = self.bases[op.base_index]
+            old = masked_load(self.b, base, op.dtype, at, mask)
+            masked_store(self.b, combine(self.b, p.reduce[k], op.dtype, old, total), base,
+                         op.dtype, at, mask)
+
+    def _column_sums(self, level: int) -> list[int]:
+        """Outputs reduced over this (next-to-last) axis along rows that fit one vector:
+        their running totals stay in registers across the rows, summed in the same order
+        (row after row) as accumulating in memory would."""
+        p = self.p
+        if level != p.rank - 2 or p.shape[-1] > p.lanes:
+            return []
+        return [k for k, op in enumerate(p.outputs)
+                if p.reduce[k] is not None and op.strides[level] == 0 and op.strides[-1] == 1]
+
+    def _neutral(self, k: int, lanes: int) -> ir.Constant:
+        op = self.p.outputs[k]
+        return constant(op.dtype, identity(self.p.reduce[k], op.dtype), lanes)
 
     # ---- the innermost axis -------------------------------------------------------------
     def _inner(self, offsets: list, lo, hi) -> None:
+        """One vector loop over the last axis; its final iteration is masked, so the body is
+        emitted once and no scalar remainder loop is needed."""
         b, p = self.b, self.p
         n_in = len(p.inputs)
         start = lo if lo is not None else i64(0)
@@ -425,43 +595,54 @@ class _Emitter:
         accs = [k for k, op in enumerate(p.outputs)
                 if p.reduce[k] is not None and op.strides[-1] == 0]
         lanes = p.lanes
-        vec_init = [constant(p.outputs[k].dtype, identity(p.reduce[k], p.outputs[k].dtype),
-                             lanes) for k in accs]
-        scalar_init = [constant(p.outputs[k].dtype, identity(p.reduce[k], p.outputs[k].dtype))
-                       for k in accs]
+        ramp = ir.Constant(ir.VectorType(I32, lanes), [ir.Constant(I32, v)
+                                                        for v in range(lanes)])
+        neutral = {k: constant(p.outputs[k].dtype, identity(p.reduce[k], p.outputs[k].dtype),
+                               lanes) for k in accs}
 
-        def step(width: int):
-            def body(i, carried):
-                at = [b.add(off, b.mul(i, i64(op.strides[-1]))) if op.strides[-1] else off
-                      for op, off in zip(p.inputs + p.outputs, offsets)]
-                regs = [invariant[k] if k in invariant else
-                        self._read(op, at[k], width, op.strides[-1])
-                        for k, op in enumerate(p.inputs)]
-                values = self.nest.body(b, regs)
-                new = list(carried)
-                for k, (op, value) in enumerate(zip(p.outputs, values)):
-                    if k in accs:
-                        j = accs.index(k)
-                        value = splat(b, value, width) if width and not lanes_of(value) else value
-                        new[j] = combine(b, p.reduce[k], op.dtype, carried[j], value)
-                    else:
-                        self._write(k, op, at[n_in + k], value, width)
-                return new
-            return body
+        def body(i, carried):
+            remaining = b.sub(stop, i)
+            short = b.select(b.icmp_signed("<", remaining, i64(lanes)), remaining, i64(lanes))
+            self.mask = b.icmp_signed("<", ramp, splat(b, b.trunc(short, I32), lanes))
+            at = [b.add(off, b.mul(i, i64(op.strides[-1]))) if op.strides[-1] else off
+                  for op, off in zip(p.inputs + p.outputs, offsets)]
+            regs = [invariant[k] if k in invariant else
+                    self._read(op, at[k], lanes, op.strides[-1])
+                    for k, op in enumerate(p.inputs)]
+            values = self.nest.body(b, regs)
+            new = list(carried)
+            for k, (op, value) in enumerate(zip(p.outputs, values)):
+                if k in accs:
+                    j = accs.index(k)
+                    value = splat(b, value, lanes) if not lanes_of(value) else value
+                    value = b.select(self.mask, value, neutral[k])
+                    new[j] = combine(b, p.reduce[k], op.dtype, carried[j], value)
+                elif k in self.columns:
+                    value = splat(b, value, lanes) if not lanes_of(value) else value
+                    value = b.select(self.mask, value, self._neutral(k, lanes))
+                    self.column_in[k] = combine(b, p.reduce[k], op.dtype, self.column_in[k],
+                                                value)
+                else:
+                    self._write(k, op, at[n_in + k], value, lanes)
+            return new
 
-        vec_stop = start
-        vec_accs = vec_init
-        if lanes:
-            span = b.sub(stop, start)
-            vec_stop = b.add(start, b.and_(span, i64(-lanes)))
-            vec_accs = for_range(b, start, vec_stop, lanes, vec_init, step(lanes), "vec")
-        tail_accs = for_range(b, vec_stop, stop, 1, scalar_init, step(0), "tail")
+        columns = self.columns   # reductions kept in registers by the enclosing loop
+        inner_body = body
+
+        def body_with_columns(i, carried):
+            saved = dict(zip(columns, carried[len(accs):]))
+            self.column_in = saved
+            new = inner_body(i, carried[:len(accs)])
+            return new + [self.column_in[k] for k in columns]
+
+        init = [neutral[k] for k in accs] + [columns[k] for k in columns]
+        results = for_range(b, start, stop, lanes, init, body_with_columns, "vec")
+        totals = results[:len(accs)]
+        for k, total in zip(columns, results[len(accs):]):
+            columns[k] = total
         for j, k in enumerate(accs):
             op, kind = p.outputs[k], p.reduce[k]
-            total = tail_accs[j]
-            if lanes:
-                total = combine(b, kind, op.dtype, horizontal(b, kind, op.dtype, vec_accs[j]),
-                                total)
+            total = horizontal(b, kind, op.dtype, totals[j])
             out_at = offsets[n_in + k]
             base = self.bases[op.base_index]
             if not p.direct[k]:
@@ -479,8 +660,12 @@ class _Emitter:
                                    [i64(lane * stride) for lane in range(lanes)])
                 index = b.add(splat(b, index, lanes), ramp)
             return convert(b, index, np.dtype(np.int64), op.dtype)
-        return load(b, self.bases[op.base_index], op.dtype, index, lanes if stride else 0,
-                    stride)
+        base = self.bases[op.base_index]
+        if not lanes or not stride:
+            return load(b, base, op.dtype, index)
+        if stride == 1:
+            return masked_load(b, base, op.dtype, index, self.mask)
+        return masked_gather(b, base, op.dtype, index, stride, self.mask)
 
     def _write(self, k: int, op: _Operand, index: ir.Value, value: ir.Value,
                lanes: int) -> None:
@@ -489,9 +674,17 @@ class _Emitter:
             value = splat(b, value, lanes)
         base = self.bases[op.base_index]
         kind = self.p.reduce[k]
+        stride = op.strides[-1] if self.p.rank else 1
+        if not lanes:
+            if kind is not None and not self.p.direct[k]:
+                value = combine(b, kind, op.dtype, load(b, base, op.dtype, index), value)
+            store(b, value, base, op.dtype, index)
+            return
         if kind is not None and not self.p.direct[k]:
-            stride = op.strides[-1] if self.p.rank else 1
-            value = combine(b, kind, op.dtype, load(b, base, op.dtype, index, lanes, stride),
-                            value)
-        store(b, value, base, op.dtype, index, op.strides[-1] if self.p.rank else 1)
-
+            old = (masked_load(b, base, op.dtype, index, self.mask) if stride == 1 else
+                   masked_gather(b, base, op.dtype, index, stride, self.mask))
+            value = combine(b, kind, op.dtype, old, value)
+        if stride == 1:
+            masked_store(b, value, base, op.dtype, index, self.mask)
+        else:
+            masked_scatter(b, value, base, op.dtype, index, stride, self.mask)

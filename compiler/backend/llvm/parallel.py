@@ -18,7 +18,6 @@ import os
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-
 from redraft.kernels.jit_host import compile_module
 
 from .types import I32, I64, PTR, VOID, declare, i32, i64
@@ -35,8 +34,8 @@ def thread_count() -> int:
     return _runtime().threads
 
 
-@functools.lru_cache(maxsize=None)
-def _runtime() -> "_Runtime":
+@functools.cache
+def _runtime() -> _Runtime:
     return _Runtime()
 
 
@@ -181,7 +180,8 @@ def _emit_parallel_for(pool: _Pool, run_chunks: ir.Function) -> ir.Function:
         "release", "serial")}
     b = ir.IRBuilder(blocks["entry"])
     workers = pool.get(b, pool.workers, I64, "monotonic")
-    b.cbranch(b.icmp_signed(">", workers, i64(0)), blocks["try"], blocks["serial"])
+    worth = b.and_(b.icmp_signed(">", workers, i64(0)), b.icmp_signed(">", total, grain))
+    b.cbranch(worth, blocks["try"], blocks["serial"])
 
     b.position_at_end(blocks["try"])
     was_busy = b.atomic_rmw("xchg", pool.busy, i32(1), "acquire")
@@ -223,8 +223,8 @@ def _emit_parallel_for(pool: _Pool, run_chunks: ir.Function) -> ir.Function:
 
     b.position_at_end(blocks["spin"])
     _spin_pause(pool, b)
-    b.cbranch(b.icmp_signed(">", spins, i64(WAITER_SPINS)), blocks["backoff"], blocks["wait"])
     spins.add_incoming(b.add(spins, i64(1)), blocks["spin"])
+    b.cbranch(b.icmp_signed(">", spins, i64(WAITER_SPINS)), blocks["backoff"], blocks["wait"])
 
     b.position_at_end(blocks["backoff"])
     b.call(pool.sched_yield, [])

@@ -115,7 +115,9 @@ def splat(b: ir.IRBuilder, scalar: ir.Value, lanes: int) -> ir.Value:
 def mangle(ty: ir.Type) -> str:
     """LLVM's intrinsic suffix for a type: f32, v16f32, i8, v8i64."""
     elem = ty.element if isinstance(ty, ir.VectorType) else ty
-    if isinstance(elem, ir.FloatType):
+    if isinstance(elem, ir.PointerType):
+        base = "p0"
+    elif isinstance(elem, ir.FloatType):
         base = "f32"
     elif isinstance(elem, ir.DoubleType):
         base = "f64"
@@ -139,5 +141,6 @@ def intrinsic(b: ir.IRBuilder, name: str, args: list[ir.Value], ret: ir.Type | N
     argument's type); `ret` defaults to the first argument's type."""
     suffix_types = suffix_types or [args[0].type]
     full = name + "".join("." + mangle(t) for t in suffix_types)
-    fn = declare(b.module, full, ret or args[0].type, [a.type for a in args])
+    types = [PTR if isinstance(a.type, ir.PointerType) else a.type for a in args]
+    fn = declare(b.module, full, ret or args[0].type, types)
     return b.call(fn, args, fastmath=fastmath)

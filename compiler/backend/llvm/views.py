@@ -5,8 +5,7 @@ read through a `View`: base pointer, element offset and per-axis element strides
 primitives that only move indices around (broadcast_in_dim, transpose, reshape of a
 contiguous value, squeeze, slice, rev, basic getitem) make new views of the same buffer, so
 the loop nests that read them gather through strides and nothing is copied. A stride of 0
-broadcasts. `root` names the value that owns the buffer, so liveness can keep it alive
-while views of it are in use.
+broadcasts. (Which value owns a buffer, and how long it lives, is storage.py's business.)
 """
 from __future__ import annotations
 
@@ -34,18 +33,16 @@ class View:
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int = 0
-    root: int | None = None     # id of the Value owning the buffer (None: constant/argument)
     const: Any = None           # a scalar known at compile time (then base is None)
 
     @staticmethod
-    def contiguous(base: ir.Value, dtype: np.dtype, shape: tuple[int, ...],
-                   root: int | None = None) -> "View":
-        return View(base, np.dtype(dtype), tuple(shape), c_strides(shape), 0, root)
+    def contiguous(base: ir.Value, dtype: np.dtype, shape: tuple[int, ...]) -> View:
+        return View(base, np.dtype(dtype), tuple(shape), c_strides(shape), 0)
 
     @staticmethod
-    def constant(value, dtype: np.dtype, shape: tuple[int, ...] = ()) -> "View":
+    def constant(value, dtype: np.dtype, shape: tuple[int, ...] = ()) -> View:
         """A compile-time scalar, broadcast to `shape`."""
-        return View(None, np.dtype(dtype), tuple(shape), (0,) * len(shape), 0, None,
+        return View(None, np.dtype(dtype), tuple(shape), (0,) * len(shape), 0,
                     np.asarray(value, dtype))
 
     @property
@@ -64,7 +61,7 @@ class View:
 
     # ---- index maps -----------------------------------------------------------------------
 
-    def broadcast_to(self, shape: tuple[int, ...]) -> "View":
+    def broadcast_to(self, shape: tuple[int, ...]) -> View:
         """NumPy broadcasting: align trailing axes, stride 0 where this view has size 1."""
         lead = len(shape) - self.ndim
         if lead < 0:
@@ -77,24 +74,24 @@ class View:
             strides.append(s if n == target and n != 1 else 0)
         return replace(self, shape=tuple(shape), strides=tuple(strides))
 
-    def broadcast_in_dim(self, shape: tuple[int, ...], dims: tuple[int, ...]) -> "View":
+    def broadcast_in_dim(self, shape: tuple[int, ...], dims: tuple[int, ...]) -> View:
         strides = [0] * len(shape)
         for src, dst in enumerate(dims):
             if self.shape[src] == shape[dst] and shape[dst] != 1:
                 strides[dst] = self.strides[src]
         return replace(self, shape=tuple(shape), strides=tuple(strides))
 
-    def transpose(self, perm: tuple[int, ...]) -> "View":
+    def transpose(self, perm: tuple[int, ...]) -> View:
         return replace(self, shape=tuple(self.shape[p] for p in perm),
                        strides=tuple(self.strides[p] for p in perm))
 
-    def squeeze(self, dims: tuple[int, ...]) -> "View":
+    def squeeze(self, dims: tuple[int, ...]) -> View:
         keep = [d for d in range(self.ndim) if d not in dims]
         return replace(self, shape=tuple(self.shape[d] for d in keep),
                        strides=tuple(self.strides[d] for d in keep))
 
     def slice(self, start: tuple[int, ...], steps: tuple[int, ...],
-              shape: tuple[int, ...]) -> "View":
+              shape: tuple[int, ...]) -> View:
         """Elements start[d] + i * steps[d] along each axis (steps may be negative)."""
         if self.const is not None:
             return replace(self, shape=tuple(shape), strides=(0,) * len(shape))
@@ -104,13 +101,13 @@ class View:
         strides = tuple(s * k for s, k in zip(self.strides, steps))
         return replace(self, shape=tuple(shape), strides=strides, offset=offset)
 
-    def rev(self, dims: tuple[int, ...]) -> "View":
+    def rev(self, dims: tuple[int, ...]) -> View:
         start = [self.shape[d] - 1 if d in dims and self.shape[d] else 0
                  for d in range(self.ndim)]
         steps = [-1 if d in dims else 1 for d in range(self.ndim)]
         return self.slice(tuple(start), tuple(steps), self.shape)
 
-    def reshape(self, shape: tuple[int, ...]) -> "View | None":
+    def reshape(self, shape: tuple[int, ...]) -> View | None:
         """The same elements in row-major order as `shape`, or None if that needs a copy."""
         shape = tuple(shape)
         if self.const is not None:
@@ -120,7 +117,7 @@ class View:
         strides = _nocopy_strides(self.shape, self.strides, shape)
         return None if strides is None else replace(self, shape=shape, strides=strides)
 
-    def getitem(self, spec: tuple, shape: tuple[int, ...]) -> "View | None":
+    def getitem(self, spec: tuple, shape: tuple[int, ...]) -> View | None:
         """Basic (static) indexing; None when `spec` has array or mask entries."""
         start, steps, axis = [], [], 0
         out_strides: list[int] = []

@@ -1,0 +1,87 @@
+"""The CPU backend: SSA IR -> LLVM IR (llvmlite) -> machine code for this host.
+
+    compile_ir(fn)      a runner `list[np.ndarray] -> list[np.ndarray]`, or None when the
+                        function uses something this backend does not lower (the driver
+                        then runs the reference interpreter)
+    llvm_ir(fn)         the optimised LLVM IR text of the function's module
+    assembly(fn)        its host assembly
+
+One file per concern: types (dtypes as LLVM types), views (strided views), elementwise
+(one rule per primitive), loops (loop nests: vectorised, reductions, threads), parallel (the
+thread pool), storage (liveness, workspace), module (one LLVM function per IR function),
+nests / shapes / dot / control (the lowering of each primitive family), callbacks (print),
+dispatch (the runner).
+
+REDRAFT_LLVM_STRICT=1 makes a failure to lower raise instead of falling back (tests).
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+
+from llvmlite import ir
+from redraft.compiler.ir.ssa import Function
+
+from . import control, dot, nests, scans, shapes  # noqa: F401  (they fill LOWERINGS)
+from .callbacks import install as _install_callbacks
+from .codegen import MachineCode, optimise, parse
+from .dispatch import ArgumentError, Runner
+from .module import FunctionLowering, LoweredFunction, pyobject_offset_ok
+from .nests import group_elementwise
+from .parallel import ensure_runtime
+from .types import Unsupported
+
+__all__ = [
+    "ArgumentError",
+    "Unsupported",
+    "assembly",
+    "compile_ir",
+    "llvm_ir",
+    "lower_function",
+]
+
+RunnerFn = Callable[[list], list]
+
+
+def lower_function(fn: Function, name: str = "redraft_main") -> LoweredFunction:
+    """The LLVM module for `fn` (raises Unsupported for what this backend cannot lower)."""
+    ensure_runtime()
+    _install_callbacks()
+    grouped = Function(fn.name, group_elementwise(fn.body), dict(fn.meta))
+    module = ir.Module(name=f"redraft_{fn.name}")
+    return FunctionLowering(grouped, module, name).lower()
+
+
+def compile_ir(fn: Function) -> RunnerFn | None:
+    """A runner for `fn` on host arrays, or None if some primitive cannot be lowered."""
+    try:
+        lowered = lower_function(fn)
+        compiled = MachineCode(lowered.module)
+    except Unsupported:
+        if os.environ.get("REDRAFT_LLVM_STRICT") == "2":
+            raise
+        return None
+    except Exception as e:  # a backend bug must not break the user's program
+        if os.environ.get("REDRAFT_LLVM_STRICT"):
+            raise
+        warnings.warn(f"redraft: LLVM backend failed on {fn.name} ({type(e).__name__}: {e});"
+                      " running it with the interpreter", RuntimeWarning, stacklevel=2)
+        return None
+    return Runner(lowered, compiled, raw_pointers=not pyobject_offset_ok())
+
+
+def llvm_ir(fn: Function, optimised: bool = True) -> str:
+    """The LLVM IR text of `fn`'s module (after the optimisation pipeline unless told
+    otherwise)."""
+    lowered = lower_function(fn)
+    if not optimised:
+        return str(lowered.module)
+    llmod = parse(lowered.module)
+    optimise(llmod)
+    return str(llmod)
+
+
+def assembly(fn: Function) -> str:
+    """Host assembly of `fn`'s compiled module."""
+    return MachineCode(lower_function(fn).module).assembly()

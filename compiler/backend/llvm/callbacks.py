@@ -1,0 +1,82 @@
+"""Calls from compiled code back into Python: `debug_print` at run time.
+
+Compiled code calls `redraft_print_callback(site, pointers)`; the site number names a
+registered print (its template and how to read each operand: dtype, shape, strides, offset,
+or a constant), `pointers` holds the operands' base addresses. The callback copies each
+operand into a NumPy array and prints exactly as the interpreter does.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import itertools
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+import numpy as np
+from redraft.runtime.array import wrap_host
+
+
+@dataclass(frozen=True)
+class OperandSpec:
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]      # elements
+    offset: int
+    weak: bool
+    const: object = None
+
+
+@dataclass(frozen=True)
+class PrintSite:
+    template: str
+    operands: tuple[OperandSpec, ...]
+
+
+_SITES: dict[int, PrintSite] = {}
+_NEXT = itertools.count(1)
+_CALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)
+
+
+def register_print(site: PrintSite) -> int:
+    """A number for `site` that compiled code passes back."""
+    _install()
+    key = next(_NEXT)
+    _SITES[key] = site
+    return key
+
+
+def _read_operand(spec: OperandSpec, base: int) -> np.ndarray:
+    if spec.const is not None:
+        return np.broadcast_to(np.asarray(spec.const, spec.dtype), spec.shape).copy()
+    if 0 in spec.shape:
+        return np.empty(spec.shape, spec.dtype)
+    lo = spec.offset + sum(min(0, (n - 1) * s) for n, s in zip(spec.shape, spec.strides))
+    hi = spec.offset + sum(max(0, (n - 1) * s) for n, s in zip(spec.shape, spec.strides))
+    item = spec.dtype.itemsize
+    raw = (ctypes.c_char * ((hi - lo + 1) * item)).from_address(base + lo * item)
+    flat = np.frombuffer(raw, dtype=spec.dtype)
+    view = np.lib.stride_tricks.as_strided(flat[spec.offset - lo:], spec.shape,
+                                           tuple(s * item for s in spec.strides))
+    return view.copy()
+
+
+def _print_callback(key: int, pointers: int) -> None:
+    site = _SITES[key]
+    count = len(site.operands)
+    bases = (ctypes.c_void_p * max(count, 1)).from_address(pointers) if count else []
+    values = [wrap_host(_read_operand(spec, bases[k] or 0), spec.weak)
+              for k, spec in enumerate(site.operands)]
+    print(site.template.format(*values), end="")
+
+
+@functools.cache
+def _install() -> ctypes._CFuncPtr:
+    callback = _CALLBACK_TYPE(_print_callback)
+    llvm.add_symbol("redraft_print_callback", ctypes.cast(callback, ctypes.c_void_p).value)
+    return callback   # cached: the thunk must outlive every compiled module
+
+
+def install() -> None:
+    """Register the callback symbol before compiling a module that prints."""
+    _install()

@@ -1,0 +1,279 @@
+"""dot_general: kernels/matmul.py for real matrix products, a loop nest for the rest.
+
+Float products with both free sizes >= 2 and enough work call the packed, register-blocked
+kernel (pack B once per batch element, then rows of C, both split over the thread pool);
+operands are passed by row and column strides, so transposed views need no copy, and only
+operands whose axes cannot be merged into (rows, cols) are copied first. Batched products
+loop over the batch. Everything else (integers, bool, matrix-vector, tiny products) is a
+nest over (batch, lhs free, contracted, rhs free) that multiplies and sum-reduces the
+contracted axes; with the contracted axes before the rhs free ones, the innermost loop
+runs along a row of the right operand and of the result (vectorised, no gathers).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+from redraft.compiler.ir.ssa import Eqn
+from redraft.kernels.matmul import gemm_rows_name, matmul_kernel, pack_b_name
+
+from . import elementwise
+from .loops import CodeContext, Nest, NestInput, NestOutput, copy, emit_nest, fill, reduce_kind
+from .module import FunctionLowering, lowering
+from .types import I64, PTR, VOID, Unsupported, check_dtype, declare, i64, memory_type
+from .views import View
+
+KERNEL_MIN_WORK = 300_000        # m * n * k below which a nest is as fast
+KERNEL_MIN_SIDE = 16             # and m, n at least this (the kernel pads to 12 x 32 tiles)
+PARALLEL_FLOPS = 2 * 128 ** 3    # the matmul driver's threshold for using threads
+
+
+def _free(ndim: int, contracting, batch) -> list[int]:
+    return [i for i in range(ndim) if i not in contracting and i not in batch]
+
+
+@lowering("dot_general")
+def lower_dot_general(L: FunctionLowering, eqn: Eqn) -> None:
+    lhs, rhs = L.read(eqn.ins[0]), L.read(eqn.ins[1])
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    dtype = check_dtype(eqn.ins[0].aval.dtype)
+    out = eqn.outs[0]
+    if check_dtype(out.aval.dtype) != dtype:
+        raise Unsupported("dot_general with a different preferred_element_type")
+    lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
+    dest = L.dest(out)
+    sizes = [int(np.prod([lhs.shape[i] for i in axes], dtype=np.int64)) for axes in (lf, lc)]
+    m, k = sizes
+    n = int(np.prod([rhs.shape[i] for i in rf], dtype=np.int64))
+    if dest.size == 0:
+        pass
+    elif k == 0:
+        fill(L.cx, dest, 0)
+    elif dtype.kind == "f" and min(m, n) >= KERNEL_MIN_SIDE and m * n * k >= KERNEL_MIN_WORK:
+        _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k))
+    else:
+        _nest_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, dtype)
+    L.views[out.id] = dest
+
+
+def _nest_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, dtype) -> None:
+    """C = A @ B as a multiply-and-sum nest, with the loop order that runs the innermost
+    loop along contiguous memory: along N (rows of B and C), along K (a dot product per
+    element of C; operands copied K-contiguous if needed), or along M (into C transposed,
+    then copied)."""
+    lb, lf, lc = (list(a) for a in l_axes)
+    rb, rc, rf = (list(a) for a in r_axes)
+    order = _nest_order(lhs, rhs, lf, lc, rc, rf)
+    if order == "k":
+        lhs = _contiguous_along(L, lhs, lb + lf + lc, lc)
+        rhs = _contiguous_along(L, rhs, rb + rf + rc, rc)
+    target, key = dest, None
+    if order == "m":  # compute C^T (batch, N, M) in scratch
+        shape = tuple(dest.shape[:len(lb)]) + tuple(rhs.shape[j] for j in rf) + tuple(
+            lhs.shape[i] for i in lf)
+        target, key = L.temporary(dest.dtype, shape)
+    _emit_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), target, dtype, order)
+    if key is not None:
+        nb, nm = len(lb), len(lf)
+        perm = tuple(range(nb)) + tuple(range(len(target.shape) - nm, len(target.shape))) + \
+            tuple(range(nb, len(target.shape) - nm))
+        copy(L.cx, target.transpose(perm), dest)
+        L.ws.release(key)
+
+
+def _inner_stride(view: View, axes: list) -> int | None:
+    """Stride of the last non-unit axis of `axes` (None if they are all size 1)."""
+    live = [a for a in axes if view.shape[a] != 1]
+    if not live or view.const is not None:
+        return None
+    return view.strides[live[-1]]
+
+
+def _nest_order(lhs: View, rhs: View, lf, lc, rc, rf) -> str:
+    """'n', 'k' or 'm': which axis runs innermost (see _nest_product)."""
+    size = {"m": int(np.prod([lhs.shape[i] for i in lf], dtype=np.int64)),
+            "n": int(np.prod([rhs.shape[j] for j in rf], dtype=np.int64)),
+            "k": int(np.prod([lhs.shape[i] for i in lc], dtype=np.int64))}
+    unit = (None, 0, 1)
+    free = {"n": _inner_stride(rhs, rf) in unit,
+            "m": _inner_stride(lhs, lf) in unit,
+            "k": _inner_stride(lhs, lc) in unit and _inner_stride(rhs, rc) in unit}
+    best = max((o for o in "nkm" if free[o]), key=lambda o: size[o], default=None)
+    if best is not None and (size[best] >= 32 or size[best] * 2 >= max(size.values())):
+        return best
+    return "k" if size["k"] >= 32 else (best or "n")
+
+
+def _contiguous_along(L, view: View, order: list, axes: list) -> View:
+    """`view`, or a row-major copy in `order` (transposed back), if `axes` are strided."""
+    if _inner_stride(view, axes) in (None, 0, 1):
+        return view
+    tmp, _ = L.temporary(view.dtype, tuple(view.shape[a] for a in order))
+    copy(L.cx, view.transpose(tuple(order)), tmp)
+    back = tuple(order.index(a) for a in range(view.ndim))
+    return tmp.transpose(back)
+
+
+def _emit_product(L, lhs: View, rhs: View, l_axes, r_axes, out: View, dtype, order) -> None:
+    lb, lf, lc = l_axes
+    rb, rc, rf = r_axes
+    nb, nf, nc, nr = len(lb), len(lf), len(lc), len(rf)
+    # iteration axes: batch, then the three groups in loop order; None = broadcast
+    groups = {"m": (lf, [None] * nf, lf), "k": (lc, rc, [None] * nc),
+              "n": ([None] * nr, rf, rf)}
+    sequence = {"n": "mkn", "k": "mnk", "m": "nkm"}[order]
+    l_axes_it, r_axes_it, shape = list(lb), list(rb), [lhs.shape[i] for i in lb]
+    for g in sequence:
+        la, ra, _ = groups[g]
+        l_axes_it += la
+        r_axes_it += ra
+        shape += [lhs.shape[i] for i in lf] if g == "m" else (
+            [lhs.shape[i] for i in lc] if g == "k" else [rhs.shape[j] for j in rf])
+    out_strides = list(out.strides[:nb])
+    position = {"m": 0, "n": nf} if order != "m" else {"n": 0, "m": nr}
+    for g in sequence:
+        count = {"m": nf, "k": nc, "n": nr}[g]
+        if g == "k":
+            out_strides += [0] * nc
+        else:
+            start = nb + position[g]
+            out_strides += list(out.strides[start:start + count])
+    shape = tuple(shape)
+
+    def strides_of(view: View, axes: list) -> list[int]:
+        return [0 if a is None or view.const is not None else view.strides[a] for a in axes]
+
+    lhs_it = _remap(lhs, shape, strides_of(lhs, l_axes_it))
+    rhs_it = _remap(rhs, shape, strides_of(rhs, r_axes_it))
+    out_it = View(out.base, out.dtype, shape, tuple(out_strides), out.offset)
+    kind = reduce_kind("reduce_sum", dtype)
+    from redraft.compiler.primitives import elementwise as ew
+    prim = ew.and_p if dtype.kind == "b" else ew.mul_p
+
+    def body(b, regs):
+        return [elementwise.lower(b, prim, regs, [dtype, dtype], dtype, {})]
+
+    emit_nest(L.cx, Nest(shape, [NestInput(lhs_it), NestInput(rhs_it)],
+                         [NestOutput(out_it, out, kind)], body, 2, (dtype,)))
+
+
+def _remap(view: View, shape, strides) -> View:
+    return View(view.base, view.dtype, tuple(shape), tuple(strides), view.offset, view.const)
+
+
+def _merged_stride(view: View, axes: list) -> int | None:
+    """The stride of `axes` taken together as one axis, or None if they do not merge."""
+    live = [(view.shape[a], view.strides[a]) for a in axes if view.shape[a] != 1]
+    for (n0, s0), (n1, s1) in itertools.pairwise(live):
+        if s0 != s1 * n1:
+            return None
+    return live[-1][1] if live else 1
+
+
+def _canonical(L, view: View, order: list, groups: list[list[int]]):
+    """(view, strides of each axis group), copying into `order` layout if needed."""
+    if view.const is None:
+        strides = [_merged_stride(view, g) for g in groups]
+        if all(s is not None for s in strides):
+            return view, strides, None
+    shape = tuple(view.shape[a] for a in order)
+    tmp, key = L.temporary(view.dtype, shape)
+    copy(L.cx, view.transpose(tuple(order)) if view.const is None else view, tmp)
+    position = {a: k for k, a in enumerate(order)}
+    strides = [_merged_stride(tmp, [position[a] for a in g]) for g in groups]
+    return tmp, strides, key
+
+
+def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk) -> None:
+    lb, lf, lc = (list(a) for a in l_axes)
+    rb, rc, rf = (list(a) for a in r_axes)
+    m, n, k = mnk
+    dtype = lhs.dtype
+    kernel = _kernel(dtype.name)
+    cfg = kernel.cfg
+    a, (sab, sam, sak), key_a = _canonical(L, lhs, lb + lf + lc, [lb, lf, lc])
+    bm, (sbb, sbk, sbn), key_b = _canonical(L, rhs, rb + rc + rf, [rb, rc, rf])
+    batch = int(np.prod([lhs.shape[i] for i in lb], dtype=np.int64))
+    panels = -(-n // cfg.nr)
+    packed, key_p = L.temporary(dtype, (k * panels * cfg.nr,))
+    threads = 2 * m * n * k >= PARALLEL_FLOPS
+    cx, b = L.cx, L.b
+    elem = memory_type(dtype)
+    pack_task = _pack_task(cx, cfg, (sbk, sbn, k, n))
+    rows_task = _rows_task(cx, cfg, (sam, sak, n, n, k), dtype)
+    ctx = cx.entry_alloca(PTR, 4, name="dot.ctx")
+
+    def at(view: View, index: ir.Value, stride: int) -> ir.Value:
+        return b.gep(view.base, [b.add(i64(view.offset), b.mul(index, i64(stride)))],
+                     inbounds=True, source_etype=elem)
+
+    def one(index: ir.Value) -> None:
+        pointers = [at(a, index, sab), at(bm, index, sbb), packed_ptr, at(dest, index, m * n)]
+        for slot, p in enumerate(pointers):
+            b.store(p, b.gep(ctx, [i64(slot)], source_etype=PTR))
+        _run(cx, pack_task, ctx, panels, 1, threads)
+        _run(cx, rows_task, ctx, m, cfg.mr, threads)
+
+    packed_ptr = b.gep(packed.base, [i64(packed.offset)], inbounds=True, source_etype=elem)
+    if batch == 1:
+        one(i64(0))
+    else:
+        from .loops import for_range
+        for_range(b, i64(0), i64(batch), 1, [], lambda i, c: (one(i), [])[1], "batch")
+    for key in (key_a, key_b, key_p):
+        if key is not None:
+            L.ws.release(key)
+
+
+def _run(cx: CodeContext, task: ir.Function, ctx: ir.Value, total: int, grain: int,
+         threads: bool) -> None:
+    if threads and total > grain:
+        runner = declare(cx.module, "redraft_parallel_for", VOID, [PTR, PTR, I64, I64])
+        cx.b.call(runner, [task, ctx, i64(total), i64(grain)])
+    else:
+        cx.b.call(task, [ctx, i64(0), i64(total)])
+
+
+def _task(cx: CodeContext, stem: str) -> tuple[ir.Function, ir.IRBuilder, list]:
+    fn = ir.Function(cx.module, ir.FunctionType(VOID, [PTR, I64, I64]), name=cx.unique(stem))
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ptrs = [b.load(b.gep(fn.args[0], [i64(s)], source_etype=PTR), typ=PTR) for s in range(4)]
+    return fn, b, ptrs
+
+
+def _pack_task(cx: CodeContext, cfg, params) -> ir.Function:
+    """task(ctx, lo, hi): pack column panels lo..hi of B (ctx: A, B, packed, C)."""
+    sbk, sbn, k, n = params
+    fn, b, (_, src, packed, _) = _task(cx, "redraft_dot_pack")
+    pack = declare(cx.module, pack_b_name(cfg), VOID, [PTR, I64, I64, PTR, I64, I64, I64, I64])
+    b.call(pack, [src, i64(sbk), i64(sbn), packed, i64(k), i64(n), fn.args[1], fn.args[2]])
+    b.ret_void()
+    return fn
+
+
+def _rows_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
+    """task(ctx, lo, hi): rows lo..hi of C = A @ B from the packed B."""
+    sam, sak, rsc, n, k = params
+    fn, b, (a, _, packed, c) = _task(cx, "redraft_dot_rows")
+    work = b.alloca(memory_type(dtype), size=cfg.mc * cfg.kc)
+    work.align = 64
+    rows = declare(cx.module, gemm_rows_name(cfg), VOID,
+                   [PTR, I64, I64, PTR, PTR, I64, I64, I64, I64, I64, PTR])
+    b.call(rows, [a, i64(sam), i64(sak), packed, c, i64(rsc), i64(n), i64(k), fn.args[1],
+                  fn.args[2], work])
+    b.ret_void()
+    return fn
+
+
+@functools.cache
+def _kernel(dtype_name: str):
+    """The compiled matmul kernel, its entry points registered for generated modules."""
+    kernel = matmul_kernel(dtype_name)
+    for name in (pack_b_name(kernel.cfg), gemm_rows_name(kernel.cfg)):
+        llvm.add_symbol(name, kernel.compiled.address(name))
+    return kernel

@@ -1,0 +1,298 @@
+"""One LLVM function per IR function: buffers in, buffers out, every equation lowered.
+
+The generated function is `void name(ptr in0, ..., ptr out0, ..., ptr workspace)` over raw
+data pointers, plus `name_py` taking the NumPy arrays themselves (PyObject pointers; it
+reads each array's data pointer, which is cheaper than asking ctypes for it). Parameters
+are read where they are; results that an equation computes are written straight into the
+output arrays; other arrays live in the workspace (see storage.py) and scalars in stack
+slots. Equations lower through `LOWERINGS`, a table keyed by primitive name that the
+family modules (nests.py, shapes.py, dot.py, control.py) fill.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from llvmlite import ir
+from redraft.compiler.ir.ssa import Block, Eqn, Function, Literal, Value
+
+from .loops import CodeContext, copy
+from .storage import ALIGN, Liveness, Workspace
+from .types import I8, PTR, VOID, Unsupported, check_dtype, i64, memory_type
+from .views import View
+
+Lowering = Callable[["FunctionLowering", Eqn], None]
+LOWERINGS: dict[str, Lowering] = {}
+STACK_WORKSPACE = 128 * 1024     # workspaces up to this size live on the caller's stack
+PYOBJECT_DATA_OFFSET = 16        # offsetof(PyArrayObject, data) on CPython builds
+
+
+def lowering(*names: str):
+    def register(fn: Lowering) -> Lowering:
+        for name in names:
+            LOWERINGS[name] = fn
+        return fn
+    return register
+
+
+@dataclass
+class ResultPlan:
+    """How the runner produces each result: an output slot the code writes, an argument
+    passed through, a constant, or a duplicate of an earlier result."""
+    kind: str                  # "out", "param", "literal", "dup"
+    index: int = 0
+    value: np.ndarray | None = None
+
+
+@dataclass
+class LoweredFunction:
+    module: ir.Module
+    name: str
+    in_specs: list[tuple[tuple[int, ...], np.dtype]]
+    out_specs: list[tuple[tuple[int, ...], np.dtype]]
+    results: list[ResultPlan]
+    workspace_bytes: int
+    stack_workspace: bool
+    keepalive: list = field(default_factory=list)
+
+
+class FunctionLowering:
+    """Lowers one IR function into `module`."""
+
+    def __init__(self, fn: Function, module: ir.Module, name: str):
+        self.fn = fn
+        self.module = module
+        self.name = name
+        self.live = Liveness(fn)
+        self.ws = Workspace()
+        self.views: dict[int, View] = {}
+        self.dests: dict[int, View] = {}
+        self.keepalive: list = []
+        self.in_specs = [(tuple(p.aval.shape), check_dtype(p.aval.dtype)) for p in fn.params]
+        self.results, self.out_values = self._plan_results()
+        self.out_specs = [(tuple(v.aval.shape), check_dtype(v.aval.dtype))
+                          for v in self.out_values]
+        n_args = len(self.in_specs) + len(self.out_specs) + 1
+        self.func = ir.Function(module, ir.FunctionType(VOID, [PTR] * n_args), name=name)
+        self.func.attributes.add("nounwind")
+        for arg in self.func.args[:-1]:
+            arg.add_attribute("noalias")
+        entry = self.func.append_basic_block("entry")
+        body = self.func.append_basic_block("body")
+        self.b = ir.IRBuilder(body)
+        self.cx = CodeContext(self.b, entry)
+        self.cx.scratch = self._scratch
+        self.workspace = self.func.args[-1]
+        self.position = 0
+
+    # ---- results --------------------------------------------------------------------------
+
+    def _plan_results(self) -> tuple[list[ResultPlan], list[Value]]:
+        params = {p.id: k for k, p in enumerate(self.fn.params)}
+        plans, outs, seen = [], [], {}
+        for k, r in enumerate(self.fn.results):
+            if isinstance(r, Literal):
+                check_dtype(r.aval.dtype)
+                value = np.array(r.value, dtype=r.aval.dtype)
+                value.flags.writeable = False
+                plans.append(ResultPlan("literal", value=value))
+            elif r.id in params:
+                plans.append(ResultPlan("param", params[r.id]))
+            elif r.id in seen:
+                plans.append(ResultPlan("dup", seen[r.id]))
+            else:
+                seen[r.id] = k
+                plans.append(ResultPlan("out", len(outs)))
+                outs.append(r)
+        return plans, outs
+
+    # ---- the function ---------------------------------------------------------------------
+
+    def lower(self) -> LoweredFunction:
+        n_in = len(self.in_specs)
+        for k, p in enumerate(self.fn.params):
+            self.views[p.id] = View.contiguous(self.func.args[k], *self._shape_dtype(p))
+        for k, v in enumerate(self.out_values):
+            self.dests[v.id] = View.contiguous(self.func.args[n_in + k], *self._shape_dtype(v))
+        self.lower_block(self.fn.body)
+        for v in self.out_values:  # results computed elsewhere (e.g. views): copy them out
+            view = self.views[v.id]
+            if view != self.dests[v.id]:
+                copy(self.cx, view, self.dests[v.id])
+        self.b.ret_void()
+        ir.IRBuilder(self.cx.entry).branch(self.func.blocks[1])
+        stack = self.ws.size <= STACK_WORKSPACE
+        self._emit_python_entry(stack)
+        if pyobject_offset_ok():  # only name_py is called: compile the body once, inlined
+            self.func.linkage = "internal"
+        return LoweredFunction(self.module, self.name, self.in_specs, self.out_specs,
+                               self.results, self.ws.size, stack, self.keepalive)
+
+    def _emit_python_entry(self, stack: bool) -> None:
+        """`name_py(PyObject* arrays...)`: read the data pointers and call the body."""
+        n = len(self.func.args)
+        wrapper = ir.Function(self.module, ir.FunctionType(VOID, [PTR] * n),
+                              name=self.name + "_py")
+        wrapper.attributes.add("nounwind")
+        b = ir.IRBuilder(wrapper.append_basic_block("entry"))
+        data = []
+        for obj in wrapper.args[:-1]:
+            field_ptr = b.gep(obj, [i64(PYOBJECT_DATA_OFFSET)], source_etype=I8)
+            data.append(b.load(field_ptr, typ=PTR, align=8))
+        if stack:
+            ws = b.alloca(I8, size=max(self.ws.size, ALIGN))
+            ws.align = ALIGN
+        else:
+            field_ptr = b.gep(wrapper.args[-1], [i64(PYOBJECT_DATA_OFFSET)], source_etype=I8)
+            ws = b.load(field_ptr, typ=PTR, align=8)
+        b.call(self.func, data + [ws])
+        b.ret_void()
+
+    @staticmethod
+    def _shape_dtype(v: Value) -> tuple[np.dtype, tuple[int, ...]]:
+        return check_dtype(v.aval.dtype), tuple(v.aval.shape)
+
+    # ---- blocks and equations -----------------------------------------------------------------
+
+    def lower_block(self, block: Block, params: list[View] | None = None) -> None:
+        for p, view in zip(block.params, params or []):
+            self.views[p.id] = view
+        for eqn in block.eqns:
+            self.lower_eqn(eqn)
+            self.release_dead(self.live.end.get(id(eqn), self.position))
+
+    def lower_eqn(self, eqn: Eqn) -> None:
+        rule = LOWERINGS.get(eqn.prim.name)
+        if rule is None:
+            raise Unsupported(f"primitive {eqn.prim.name}")
+        for v in eqn.outs:
+            check_dtype(v.aval.dtype)
+        self.position = self.live.pos.get(id(eqn), self.position)
+        rule(self, eqn)
+
+    def release_dead(self, position: int) -> None:
+        for owner in list(self.ws.owner):
+            if self.live.last_use(owner) <= position:
+                self.ws.release(owner)
+
+    # ---- operands and destinations --------------------------------------------------------
+
+    def read(self, a) -> View:
+        """The view of an operand (literals become constants or module globals)."""
+        if isinstance(a, Literal):
+            return self.literal_view(a)
+        return self.views[a.id]
+
+    def literal_view(self, lit: Literal) -> View:
+        dtype = check_dtype(lit.aval.dtype)
+        value = np.asarray(lit.value, dtype)
+        if value.size and np.all(value == value.flat[0]) and not np.isnan(
+                value.flat[0] if dtype.kind == "f" else 0):
+            return View.constant(value.flat[0], dtype, value.shape)
+        if value.size == 0:
+            return View.constant(0, dtype, value.shape)
+        data = np.ascontiguousarray(value)
+        if dtype.kind == "b":
+            data = data.astype(np.uint8)
+        raw = bytearray(data.tobytes())
+        ty = ir.ArrayType(I8, len(raw))
+        g = ir.GlobalVariable(self.module, ty, self.cx.unique("redraft_const"))
+        g.initializer = ir.Constant(ty, raw)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.align = ALIGN
+        return View.contiguous(g, dtype, value.shape)
+
+    def scalar(self, a) -> ir.Value:
+        """The register value of a scalar operand (bool as i1)."""
+        from .loops import load
+        from .types import constant
+        view = self.read(a)
+        if view.const is not None:
+            return constant(view.dtype, view.const)
+        return load(self.b, view.base, view.dtype, i64(view.offset))
+
+    def dest(self, v: Value, reusable: list | None = None, others: list | None = None) -> View:
+        """Where `v` is written: its preassigned place, an operand's dying buffer (given in
+        `reusable` as (atom, view) pairs read pointwise; `others` lists every operand, so
+        that a buffer also read through another view is not overwritten), a stack slot for
+        scalars, or a fresh workspace slice."""
+        if v.id in self.dests:
+            return self.dests[v.id]
+        dtype, shape = self._shape_dtype(v)
+        if shape == ():
+            slot = self.cx.entry_alloca(memory_type(dtype))
+            return View.contiguous(slot, dtype, ())
+        for a, view in reusable or []:
+            taken = self._take_over(a, view, v, others or [])
+            if taken is not None:
+                return taken
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        offset = self.ws.allocate(v.id, nbytes)
+        return View(self.workspace, dtype, shape, View.contiguous(None, dtype, shape).strides,
+                    offset // dtype.itemsize)
+
+    def _take_over(self, a, view: View, v: Value, others: list) -> View | None:
+        """`v` written over operand `a`'s buffer, when `a` dies here, is read pointwise, and
+        no other operand reads the buffer through a different view."""
+        if not isinstance(a, Value):
+            return None
+        owner = self.live.find(a.id)
+        if any(isinstance(b, Value) and self.live.find(b.id) == owner and w != view
+               for b, w in others):
+            return None
+        slot = self.ws.owner.get(owner)
+        dtype, shape = self._shape_dtype(v)
+        if slot is None or self.live.last_use(owner) != self.position:
+            return None
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if (view.base is not self.workspace or not view.is_contiguous()
+                or view.shape != shape or view.offset * view.dtype.itemsize != slot[0]
+                or view.dtype.itemsize != dtype.itemsize or -(-nbytes // ALIGN) * ALIGN
+                > slot[1]):
+            return None
+        self.ws.transfer(owner, v.id)
+        return View(self.workspace, dtype, shape, view.strides, slot[0] // dtype.itemsize)
+
+    def temporary(self, dtype: np.dtype, shape: tuple[int, ...]) -> tuple[View, int]:
+        """A fresh workspace array (release it with `self.ws.release(key)`)."""
+        self._temps = getattr(self, "_temps", 0) + 1
+        key = -self._temps
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        offset = self.ws.allocate(key, nbytes)
+        view = View(self.workspace, dtype, tuple(shape),
+                    View.contiguous(None, dtype, shape).strides, offset // dtype.itemsize)
+        return view, key
+
+    def _scratch(self, dtype: np.dtype, shape: tuple[int, ...]):
+        view, key = self.temporary(dtype, shape)
+        return view, lambda: self.ws.release(key)
+
+    def bind_copy(self, v: Value, view: View) -> None:
+        """`v` gets a buffer of its own holding `view` (for results that would otherwise
+        alias a buffer whose lifetime liveness does not connect to `v`)."""
+        dest = self.dest(v)
+        if dest != view:
+            copy(self.cx, view, dest)
+        self.views[v.id] = dest
+
+    def bind(self, v: Value, view: View) -> None:
+        """`v` now lives at `view`; if it had a preassigned place, copy it there."""
+        target = self.dests.get(v.id)
+        if target is not None and target != view:
+            copy(self.cx, view, target)
+            view = target
+        self.views[v.id] = view
+
+
+@functools.cache
+def pyobject_offset_ok() -> bool:
+    """Check that an ndarray's data pointer sits where `name_py` reads it."""
+    probe = np.arange(4.0)
+    return ctypes.c_void_p.from_address(id(probe) + PYOBJECT_DATA_OFFSET).value == (
+        probe.ctypes.data)
+
+
