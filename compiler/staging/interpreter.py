@@ -20,6 +20,7 @@ from redraft.compiler.ir.build import Builder, aval_of
 from redraft.compiler.ir.ssa import Block, for_p, print_p, while_p, cond_p
 from redraft.compiler.staging import values
 from redraft.runtime.array import Array
+from redraft.runtime.pytree import tree_flatten, tree_unflatten
 from redraft.runtime.errors import ConcretizationTypeError, RedraftError
 
 MAX_DEPTH = 60
@@ -284,35 +285,37 @@ class Interpreter:
         env.update(zip(carried, results))
 
     def staged_loop(self, prim, carried: list[str], env: dict, body, n_steps, cond_fn=None):
-        """Stage a `for` (n_steps) or `while` (cond_fn) loop carrying the names `carried`;
-        types are widened until the body gives back what it was given (a fixpoint)."""
-        inits = [values.to_array(env[n], n) for n in carried]
+        """Stage a `for` (n_steps) or `while` (cond_fn) loop carrying the names `carried`
+        (arrays, numbers, or pytrees of them, flattened to leaves); types are widened until
+        the body gives back what it was given (a fixpoint). Returns each name's value."""
+        layout = [_carry_layout(n, env[n]) for n in carried]
+        inits = [leaf for _, _, leaves in layout for leaf in leaves]
         avals = [aval_of(v) for v in inits]
         for _ in range(4):
-            regions, outs = self.loop_regions(prim, carried, env, avals, body, cond_fn)
+            regions, outs = self.loop_regions(prim, layout, env, avals, body, cond_fn)
             joined = [values.join_avals(n, ShapedArray(a.shape, a.dtype, a.weak_type), o)
-                      for n, a, o in zip(carried, avals, outs)]
+                      for n, a, o in zip(_leaf_names(layout), avals, outs)]
             if joined == avals:
                 break
             avals = joined
         else:
             raise values.Unstageable("the loop's carried types do not settle")
-        body_block = regions[-1]
-        self.finish_region(body_block, outs, avals)
+        self.finish_region(regions[-1], outs, avals)
         ins = [self.builder.atom(values.coerce(v, a)) for v, a in zip(inits, avals)]
         if prim is for_p:
             from redraft.compiler.ir.ssa import literal
             ins = [literal(0, np.int32), literal(n_steps, np.int32)] + ins
-        return self.builder.emit(prim, ins, avals, {}, regions)
+        results = self.builder.emit(prim, ins, avals, {}, regions)
+        return _rebuild(layout, results)
 
-    def loop_regions(self, prim, carried, env, avals, body, cond_fn):
+    def loop_regions(self, prim, layout, env, avals, body, cond_fn):
         regions = []
         if prim is while_p:
             cond_env = dict(env)
             block = self.builder.open_block()
             try:
-                for n, a in zip(carried, avals):
-                    cond_env[n] = self.builder.new_param(a)
+                params = [self.builder.new_param(a) for a in avals]
+                cond_env.update(zip([n for n, _, _ in layout], _rebuild(layout, params)))
                 pred = cond_fn(cond_env)
                 block.results = [self.builder.atom(pred)]
             finally:
@@ -323,20 +326,42 @@ class Interpreter:
         try:
             index = self.builder.new_param(ShapedArray((), np.dtype(np.int32))) if (
                 prim is for_p) else None
-            for n, a in zip(carried, avals):
-                loop_env[n] = self.builder.new_param(a)
+            params = [self.builder.new_param(a) for a in avals]
+            loop_env.update(zip([n for n, _, _ in layout], _rebuild(layout, params)))
             try:
                 body(loop_env, index)
             except (ConcretizationTypeError, values.Unstageable) as e:
                 raise values.Unstageable(str(e)) from None
-            outs = [loop_env[n] for n in carried]
-            for n, o in zip(carried, outs):
-                if not isinstance(o, (Array, int, float, bool, complex)):
-                    raise values.Unstageable(f"`{n}` holds a {type(o).__name__}")
+            outs = []
+            for name, treedef, _ in layout:
+                leaves, out_def = tree_flatten(loop_env[name])
+                if out_def != treedef:
+                    raise values.Unstageable(f"`{values.user_name(name)}` changes structure "
+                                             f"in the loop ({treedef} to {out_def})")
+                outs += [values.to_array(v, name) for v in leaves]
         finally:
             self.builder.close_block()
         regions.append(block)
         return regions, outs
+
+
+def _carry_layout(name: str, value) -> tuple[str, object, list]:
+    """(name, tree structure, leaves as Arrays) of a loop-carried value."""
+    leaves, treedef = tree_flatten(value)
+    return name, treedef, [values.to_array(v, name) for v in leaves]
+
+
+def _leaf_names(layout) -> list[str]:
+    return [name for name, _, leaves in layout for _ in leaves]
+
+
+def _rebuild(layout, flat: list) -> list:
+    """Each carried name's value, rebuilt from the flat list of its leaves."""
+    out, k = [], 0
+    for _, treedef, leaves in layout:
+        out.append(tree_unflatten(treedef, flat[k:k + len(leaves)]))
+        k += len(leaves)
+    return out
 
 
 def _at(s: ir.Stmt, e: Exception) -> Exception:
