@@ -59,9 +59,22 @@ class Compiled:
     runner: Callable[[list], list]
     backend: str
 
-    def __call__(self, leaves: list) -> Any:
-        bufs = [_host_buffer(v, a.aval) for v, a in zip(leaves, self.ir.params)]
-        outs = self.runner(bufs)
+    def call_arrays(self, arrays: tuple) -> Any:
+        """Run on host Arrays already known to match the signature (jit's hot path)."""
+        outs = self.runner([a._buf for a in arrays])
+        if self.single_leaf:
+            o = outs[0]
+            return wrap_host(o if type(o) is np.ndarray else np.asarray(o), self.out_weak[0])
+        return self(arrays, outs)
+
+    @property
+    def single_leaf(self) -> bool:
+        return self.out_treedef.kind is None
+
+    def __call__(self, leaves: list, outs: list | None = None) -> Any:
+        if outs is None:
+            bufs = [_host_buffer(v, a.aval) for v, a in zip(leaves, self.ir.params)]
+            outs = self.runner(bufs)
         arrays = [wrap_host(o if type(o) is np.ndarray else np.asarray(o), w)
                   for o, w in zip(outs, self.out_weak)]
         return tree_unflatten(self.out_treedef, arrays)

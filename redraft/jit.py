@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+
+import numpy as np
 from typing import Any, Callable, Sequence
 
 from redraft.compiler import driver
@@ -36,6 +38,7 @@ class Jitted:
             static.add(names.index(n))
         self.static = frozenset(static)
         self._cache: dict[driver.Signature, driver.Compiled] = {}
+        self._fast: dict[tuple, driver.Compiled] = {}  # all-Array calls, keyed cheaply
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
@@ -45,6 +48,11 @@ class Jitted:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args, **kwargs):
+        key = None if kwargs or self.static else _fast_key(args)
+        if key is not None:
+            compiled = self._fast.get(key)
+            if compiled is not None:  # the hot path: no pytrees, no signature objects
+                return compiled.call_arrays(args)
         args = self._positional(args, kwargs)
         for i in self.static:
             if i < len(args):
@@ -59,6 +67,8 @@ class Jitted:
             driver.log_compile(self.__name__, sig, reason)
             compiled = driver.compile_function(self.fun, args, set(self.static))
             self._cache[sig] = compiled
+        if key is not None and len(args) == len(key):
+            self._fast[key] = compiled
         try:
             return compiled(leaves)
         except Exception as e:
@@ -106,6 +116,20 @@ class Lowered:
 
     def __str__(self) -> str:
         return self.as_text()
+
+
+_ndarray = np.ndarray
+
+
+def _fast_key(args: tuple) -> tuple | None:
+    """(shape, dtype, weak) per argument when every argument is a host Array, else None."""
+    key = []
+    for a in args:
+        if type(a) is not Array or type(a._buf) is not _ndarray:
+            return None
+        buf = a._buf
+        key.append((buf.shape, buf.dtype, a._weak))
+    return tuple(key)
 
 
 def _signature(fun) -> inspect.Signature | None:
