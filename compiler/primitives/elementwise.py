@@ -319,9 +319,9 @@ convert_element_type_p = Primitive("convert_element_type", FAMILY, WeakRule.PARA
 def _convert_impl(x, *, new_dtype, weak_type=False):
     if x.dtype.kind in "fc" and np.dtype(new_dtype).kind in "iu":
         with np.errstate(invalid="ignore"):
-            info = np.iinfo(new_dtype)
-            clipped = np.clip(np.nan_to_num(np.real(x), nan=0), info.min, info.max)
-            return np.trunc(clipped).astype(new_dtype)
+            info = np.iinfo(new_dtype)  # clip in float64: int32's max rounds up in float32
+            wide = np.nan_to_num(np.real(x).astype(np.float64), nan=0)
+            return np.trunc(np.clip(wide, info.min, info.max)).astype(new_dtype)
     if np.dtype(new_dtype) == dtypes.bool_:
         return x != 0
     with np.errstate(all="ignore"):

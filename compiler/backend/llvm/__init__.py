@@ -9,10 +9,15 @@
 One file per concern: types (dtypes as LLVM types), views (strided views), elementwise
 (one rule per primitive), loops (loop nests: vectorised, reductions, threads), parallel (the
 thread pool), storage (liveness, workspace), module (one LLVM function per IR function),
-nests / shapes / dot / control (the lowering of each primitive family), callbacks (print),
-dispatch (the runner).
+nests / shapes / dot / scans / control (the lowering of each primitive family), callbacks
+(print), dispatch (the runner).
 
-REDRAFT_LLVM_STRICT=1 makes a failure to lower raise instead of falling back (tests).
+What falls back (compile_ir returns None): sort, argsort, gather/scatter and indexing with
+index arrays or masks, conv_general_dilated, digamma, erf_inv, real/imag, integer `pow`,
+float16/complex dtypes, dot_general into another dtype, max/min/argmax over empty axes.
+
+REDRAFT_LLVM_STRICT=1 makes a lowering bug raise instead of warning and falling back (the
+tests set it); REDRAFT_LLVM_STRICT=2 raises for unsupported primitives too.
 """
 from __future__ import annotations
 
