@@ -242,49 +242,61 @@ def block_writes(body: list[Stmt]) -> set[str]:
     return out
 
 
-def substitute_atom(a, mapping: dict[str, str]):
-    if isinstance(a, Var) and a.name in mapping:
-        return Var(mapping[a.name])
-    return a
+def map_expr(e: Expr, atom) -> Expr:
+    """`e` with every atom it holds (Var, Const, Ref; a call's function too) replaced by
+    `atom(a)`; its structure is kept."""
+    if isinstance(e, (Var, Const, Ref)):
+        return atom(e)
+    if isinstance(e, Call):
+        fn = map_expr(e.fn, atom)
+        return Call(fn, tuple(atom(a) for a in e.args),
+                    tuple((k, atom(v)) for k, v in e.kwargs),
+                    atom(e.star_args) if e.star_args is not None else None)
+    if isinstance(e, Tuple):
+        return Tuple(tuple(atom(a) for a in e.items))
+    if isinstance(e, List):
+        return List(tuple(atom(a) for a in e.items))
+    if isinstance(e, Attr):
+        return Attr(atom(e.obj), e.name)
+    raise TypeError(f"not a Core expression: {e!r}")
+
+
+def _same(n: str) -> str:
+    return n
+
+
+def map_stmt(s: Stmt, atom, name=_same) -> Stmt:
+    """`s` with `atom` applied to every atom it reads and `name` to every name it writes,
+    nested blocks included (the one walker the renaming passes share)."""
+    ex = lambda e: map_expr(e, atom)  # noqa: E731
+    block = lambda b: [map_stmt(x, atom, name) for x in b]  # noqa: E731
+    if isinstance(s, Assign):
+        return Assign(tuple(name(t) for t in s.targets), ex(s.expr), s.origin)
+    if isinstance(s, ExprStmt):
+        return ExprStmt(ex(s.expr), s.origin)
+    if isinstance(s, Return):
+        return Return(atom(s.value), s.origin)
+    if isinstance(s, If):
+        return If(atom(s.cond), block(s.body), block(s.orelse), s.origin)
+    if isinstance(s, For):
+        return For(name(s.target), atom(s.iter), block(s.body), s.origin)
+    if isinstance(s, While):
+        return While(block(s.cond_body), atom(s.cond), block(s.body), s.origin)
+    raise TypeError(f"not a Core statement: {s!r}")
+
+
+def _renamer(mapping: dict[str, str]):
+    return lambda a: Var(mapping[a.name]) if isinstance(a, Var) and a.name in mapping else a
 
 
 def substitute_expr(e: Expr, mapping: dict[str, str]) -> Expr:
     """`e` with the names it reads renamed by `mapping`."""
-    sub = lambda a: substitute_atom(a, mapping)  # noqa: E731
-    if isinstance(e, (Var, Const, Ref)):
-        return sub(e)
-    if isinstance(e, Call):
-        fn = sub(e.fn) if isinstance(e.fn, Var) else (
-            substitute_expr(e.fn, mapping) if isinstance(e.fn, Attr) else e.fn)
-        return Call(fn, tuple(sub(a) for a in e.args),
-                    tuple((k, sub(v)) for k, v in e.kwargs),
-                    sub(e.star_args) if e.star_args is not None else None)
-    if isinstance(e, Tuple):
-        return Tuple(tuple(sub(a) for a in e.items))
-    if isinstance(e, List):
-        return List(tuple(sub(a) for a in e.items))
-    if isinstance(e, Attr):
-        return Attr(sub(e.obj), e.name)
-    raise TypeError(f"not a Core expression: {e!r}")
+    return map_expr(e, _renamer(mapping))
 
 
 def substitute(s: Stmt, mapping: dict[str, str]) -> Stmt:
     """`s` with the names it reads (not writes) renamed by `mapping`, recursively."""
-    if isinstance(s, Assign):
-        return Assign(s.targets, substitute_expr(s.expr, mapping), s.origin)
-    if isinstance(s, ExprStmt):
-        return ExprStmt(substitute_expr(s.expr, mapping), s.origin)
-    if isinstance(s, Return):
-        return Return(substitute_atom(s.value, mapping), s.origin)
-    block = lambda b: [substitute(x, mapping) for x in b]  # noqa: E731
-    if isinstance(s, If):
-        return If(substitute_atom(s.cond, mapping), block(s.body), block(s.orelse), s.origin)
-    if isinstance(s, For):
-        return For(s.target, substitute_atom(s.iter, mapping), block(s.body), s.origin)
-    if isinstance(s, While):
-        return While(block(s.cond_body), substitute_atom(s.cond, mapping), block(s.body),
-                     s.origin)
-    raise TypeError(f"not a Core statement: {s!r}")
+    return map_stmt(s, _renamer(mapping))
 
 
 def upward_exposed(body: list[Stmt], defined: set[str] | None = None) -> set[str]:

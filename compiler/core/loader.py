@@ -61,37 +61,7 @@ def namespace_for(fn: ir.Function) -> tuple[ir.Function, dict]:
 
 
 def _map_refs(s: ir.Stmt, f) -> ir.Stmt:
-    def ex(e):
-        if isinstance(e, ir.Ref):
-            return f(e)
-        if isinstance(e, ir.Call):
-            fn = f(e.fn) if isinstance(e.fn, ir.Ref) else (ex(e.fn) if isinstance(e.fn, ir.Attr)
-                                                           else e.fn)
-            return ir.Call(fn, tuple(ex(a) for a in e.args),
-                           tuple((k, ex(v)) for k, v in e.kwargs),
-                           ex(e.star_args) if e.star_args is not None else None)
-        if isinstance(e, ir.Tuple):
-            return ir.Tuple(tuple(ex(a) for a in e.items))
-        if isinstance(e, ir.List):
-            return ir.List(tuple(ex(a) for a in e.items))
-        if isinstance(e, ir.Attr):
-            return ir.Attr(ex(e.obj), e.name)
-        return e
-
-    if isinstance(s, ir.Assign):
-        return ir.Assign(s.targets, ex(s.expr), s.origin)
-    if isinstance(s, ir.ExprStmt):
-        return ir.ExprStmt(ex(s.expr), s.origin)
-    if isinstance(s, ir.Return):
-        return ir.Return(ex(s.value), s.origin)
-    block = lambda b: [_map_refs(x, f) for x in b]  # noqa: E731
-    if isinstance(s, ir.If):
-        return ir.If(ex(s.cond), block(s.body), block(s.orelse), s.origin)
-    if isinstance(s, ir.For):
-        return ir.For(s.target, ex(s.iter), block(s.body), s.origin)
-    if isinstance(s, ir.While):
-        return ir.While(block(s.cond_body), ex(s.cond), block(s.body), s.origin)
-    raise TypeError(f"not a Core statement: {s!r}")
+    return ir.map_stmt(s, lambda a: f(a) if isinstance(a, ir.Ref) else a)
 
 
 def source_of(fn: ir.Function, header: str = "") -> tuple[str, dict, list]:

@@ -35,21 +35,7 @@ class Renamer:
         return a
 
     def expr(self, e: ir.Expr, env: dict) -> ir.Expr:
-        if isinstance(e, (ir.Var, ir.Const, ir.Ref)):
-            return self.atom(e, env)
-        if isinstance(e, ir.Call):
-            fn = self.atom(e.fn, env) if isinstance(e.fn, ir.Var) else (
-                self.expr(e.fn, env) if isinstance(e.fn, ir.Attr) else e.fn)
-            star = self.atom(e.star_args, env) if e.star_args is not None else None
-            return ir.Call(fn, tuple(self.atom(a, env) for a in e.args),
-                           tuple((k, self.atom(v, env)) for k, v in e.kwargs), star)
-        if isinstance(e, ir.Tuple):
-            return ir.Tuple(tuple(self.atom(a, env) for a in e.items))
-        if isinstance(e, ir.List):
-            return ir.List(tuple(self.atom(a, env) for a in e.items))
-        if isinstance(e, ir.Attr):
-            return ir.Attr(self.atom(e.obj, env), e.name)
-        raise TypeError(f"not a Core expression: {e!r}")
+        return ir.map_expr(e, lambda a: self.atom(a, env))
 
     # ---- statements ---------------------------------------------------------------------------
     def block(self, body: list[ir.Stmt], env: dict) -> list[ir.Stmt]:

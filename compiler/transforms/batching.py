@@ -219,27 +219,8 @@ def op_signature(op) -> inspect.Signature | None:
 def bind_arguments(op, call: ir.Call) -> dict | None:
     """{parameter name: atom} for `call` (a tuple of atoms for *args), without defaults;
     None when `op` has no inspectable signature or the call does not fit it."""
-    sig = op_signature(op)
-    if sig is None or call.star_args is not None:
-        return None
-    params = list(sig.parameters.values())
-    out: dict[str, Any] = {}
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    varargs = [p for p in params if p.kind is p.VAR_POSITIONAL]
-    for p, a in zip(positional, call.args):
-        out[p.name] = a
-    extra = call.args[len(positional):]
-    if extra:
-        if not varargs:
-            return None
-        out[varargs[0].name] = tuple(extra)
-    names = {p.name for p in params}
-    var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
-    for k, v in call.kwargs:
-        if k not in names and not var_kw:
-            return None
-        out[k] = v
-    return out
+    from redraft.compiler.transforms.common import bind_to_signature
+    return bind_to_signature(op_signature(op), call)
 
 
 def rebuild_call(call: ir.Call, bound: dict, replace: dict, sig) -> ir.Call:

@@ -136,6 +136,31 @@ def active_names(fn: ir.Function, active_params: set[str]) -> set[str]:
 
 # ---- binding call arguments to parameter names ---------------------------------------------------
 
+def bind_to_signature(sig: inspect.Signature | None, call: ir.Call) -> dict | None:
+    """{parameter name: atom} for `call` under `sig` (a tuple of atoms for *args), without
+    defaults; None when there is no signature, the call spreads *args, or does not fit."""
+    if sig is None or call.star_args is not None:
+        return None
+    params = list(sig.parameters.values())
+    out: dict = {}
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = [p for p in params if p.kind is p.VAR_POSITIONAL]
+    for p, a in zip(positional, call.args):
+        out[p.name] = a
+    extra = call.args[len(positional):]
+    if extra:
+        if not varargs:
+            return None
+        out[varargs[0].name] = tuple(extra)
+    names = {p.name for p in params}
+    var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    for k, v in call.kwargs:
+        if k not in names and not var_kw:
+            return None
+        out[k] = v
+    return out
+
+
 def bind_call(rules: OpRules, call: ir.Call, origin) -> dict[str, ir.Atom]:
     """{parameter name: atom} for `call`, defaults included, using the op's signature."""
     sig = rules.signature
@@ -144,20 +169,11 @@ def bind_call(rules: OpRules, call: ir.Call, origin) -> dict[str, ir.Atom]:
     if call.star_args is not None:
         raise TransformError(f"{where(origin)}*args in a call to {call.fn.path} cannot be "
                              "differentiated yet")
-    params = list(sig.parameters.values())
-    out: dict[str, ir.Atom] = {}
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    varargs = [p for p in params if p.kind is p.VAR_POSITIONAL]
-    for p, a in zip(positional, call.args):
-        out[p.name] = a
-    extra = call.args[len(positional):]
-    if extra:
-        if not varargs:
-            raise TransformError(f"{where(origin)}too many arguments for {call.fn.path}")
-        out[varargs[0].name] = extra  # type: ignore[assignment]
-    for k, v in call.kwargs:
-        out[k] = v
-    for p in params:
+    out = bind_to_signature(sig, call)
+    if out is None:
+        raise TransformError(f"{where(origin)}the arguments of this call do not fit "
+                             f"{call.fn.path}{sig}")
+    for p in sig.parameters.values():
         if p.name not in out and p.default is not inspect.Parameter.empty:
             out[p.name] = ir.Const(p.default) if _is_literal(p.default) else ir.Ref(
                 p.default, repr(p.default))

@@ -27,41 +27,11 @@ def substitute_atoms(s: ir.Stmt, mapping: dict[str, ir.Atom]) -> ir.Stmt:
             return mapping[a.name]
         return a
 
-    def ex(e):
-        if isinstance(e, (ir.Var, ir.Const, ir.Ref)):
-            return atom(e)
-        if isinstance(e, ir.Call):
-            fn = atom(e.fn) if isinstance(e.fn, ir.Var) else (
-                ex(e.fn) if isinstance(e.fn, ir.Attr) else e.fn)
-            return ir.Call(fn, tuple(atom(a) for a in e.args),
-                           tuple((k, atom(v)) for k, v in e.kwargs),
-                           atom(e.star_args) if e.star_args is not None else None)
-        if isinstance(e, ir.Tuple):
-            return ir.Tuple(tuple(atom(a) for a in e.items))
-        if isinstance(e, ir.List):
-            return ir.List(tuple(atom(a) for a in e.items))
-        if isinstance(e, ir.Attr):
-            return ir.Attr(atom(e.obj), e.name)
-        raise TypeError(f"not a Core expression: {e!r}")
-
     def name(n: str) -> str:
         a = mapping.get(n)
         return a.name if isinstance(a, ir.Var) else n
 
-    if isinstance(s, ir.Assign):
-        return ir.Assign(tuple(name(t) for t in s.targets), ex(s.expr), s.origin)
-    if isinstance(s, ir.ExprStmt):
-        return ir.ExprStmt(ex(s.expr), s.origin)
-    if isinstance(s, ir.Return):
-        return ir.Return(atom(s.value), s.origin)
-    block = lambda b: [substitute_atoms(x, mapping) for x in b]  # noqa: E731
-    if isinstance(s, ir.If):
-        return ir.If(atom(s.cond), block(s.body), block(s.orelse), s.origin)
-    if isinstance(s, ir.For):
-        return ir.For(name(s.target), atom(s.iter), block(s.body), s.origin)
-    if isinstance(s, ir.While):
-        return ir.While(block(s.cond_body), atom(s.cond), block(s.body), s.origin)
-    raise TypeError(f"not a Core statement: {s!r}")
+    return ir.map_stmt(s, atom, name)
 
 
 def inline(rule: Callable, args: dict[str, ir.Atom], fresh: Callable[[str], str],
