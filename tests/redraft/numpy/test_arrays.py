@@ -2,9 +2,9 @@
 grids, differences, cross products, append/insert/delete, select."""
 import numpy as np
 import pytest
+from checks import check
 
 import redraft.numpy as jnp
-from redraft.runtime import dtypes
 
 RNG = np.random.RandomState(0)
 X3 = RNG.randn(2, 3, 4).astype(np.float32)
@@ -12,18 +12,6 @@ M = np.arange(12, dtype=np.int32).reshape(3, 4)
 V = np.arange(5, dtype=np.float32)
 
 
-def check(actual, expected, rtol=1e-6, atol=1e-6):
-    """Same shape, same (32-bit canonical) dtype and close values as NumPy's result."""
-    if isinstance(expected, (list, tuple)):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            check(a, e, rtol, atol)
-        return
-    expected = np.asarray(expected)
-    assert isinstance(actual, jnp.ndarray), type(actual)
-    assert actual.shape == expected.shape
-    assert actual.dtype == dtypes.canonicalize(expected.dtype)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol, atol=atol)
 
 
 CASES = [

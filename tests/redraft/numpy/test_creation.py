@@ -1,19 +1,9 @@
 """Array creation against NumPy: values, 32-bit default dtypes, weak types, errors."""
 import numpy as np
 import pytest
+from checks import check
 
 import redraft.numpy as jnp
-from redraft.runtime import dtypes
-
-
-def check(actual, expected, rtol=1e-6, atol=1e-6):
-    """Same shape, same (32-bit canonical) dtype and close values as NumPy's result."""
-    expected = np.asarray(expected)
-    assert isinstance(actual, jnp.ndarray), type(actual)
-    assert actual.shape == expected.shape
-    assert actual.dtype == dtypes.canonicalize(expected.dtype)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol, atol=atol)
-
 
 CASES = [
     ("array", lambda m: m.array([[1, 2], [3, 4]])),

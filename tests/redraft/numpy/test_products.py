@@ -1,10 +1,12 @@
 """Products against NumPy: dot, matmul (and @), vdot, vecdot, inner, outer, tensordot,
 trace, kron; dtypes and shape errors."""
+from functools import partial
+
 import numpy as np
 import pytest
+from checks import check as _check
 
 import redraft.numpy as jnp
-from redraft.runtime import dtypes
 
 RNG = np.random.RandomState(7)
 A = RNG.randn(3, 4).astype(np.float32)
@@ -17,13 +19,7 @@ W = RNG.randn(4, 5).astype(np.float32)
 INTS = RNG.randint(-3, 4, size=(3, 4)).astype(np.int32)
 
 
-def check(actual, expected, rtol=1e-5, atol=1e-5):
-    """Same shape, same (32-bit canonical) dtype and close values as NumPy's result."""
-    expected = np.asarray(expected)
-    assert isinstance(actual, jnp.ndarray), type(actual)
-    assert actual.shape == expected.shape
-    assert actual.dtype == dtypes.canonicalize(expected.dtype), (actual.dtype, expected.dtype)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol, atol=atol)
+check = partial(_check, rtol=1e-05, atol=1e-05)
 
 
 CASES = [

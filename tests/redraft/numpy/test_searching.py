@@ -2,9 +2,9 @@
 quantiles."""
 import numpy as np
 import pytest
+from checks import check
 
 import redraft.numpy as jnp
-from redraft.runtime import dtypes
 
 RNG = np.random.RandomState(1)
 X = RNG.randn(3, 4, 5).astype(np.float32)
@@ -13,18 +13,6 @@ NANS = np.array([3.0, np.nan, 1.0, 2.0, np.nan, 1.0], np.float32)
 SORTED = np.sort(RNG.randint(0, 10, 20)).astype(np.int32)
 
 
-def check(actual, expected, rtol=1e-6, atol=1e-6):
-    """Same shape, same (32-bit canonical) dtype and close values as NumPy's result."""
-    if isinstance(expected, (list, tuple)):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            check(a, e, rtol, atol)
-        return
-    expected = np.asarray(expected)
-    assert isinstance(actual, jnp.ndarray), type(actual)
-    assert actual.shape == expected.shape
-    assert actual.dtype == dtypes.canonicalize(expected.dtype)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol, atol=atol)
 
 
 CASES = [

@@ -1,10 +1,12 @@
 """Elementwise functions against NumPy (values and 32-bit dtypes), JAX's promotion of mixed
 operands, broadcasting errors, and the whole-array comparisons (isclose, allclose, ...)."""
+from functools import partial
+
 import numpy as np
 import pytest
+from checks import check as _check
 
 import redraft.numpy as jnp
-from redraft.runtime import dtypes
 
 RNG = np.random.RandomState(4)
 X = RNG.uniform(-3, 3, size=(3, 4)).astype(np.float32)
@@ -16,17 +18,7 @@ NONZERO = np.where(INTS == 0, 3, INTS).astype(np.int32)
 SPECIAL = np.float32([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan])
 
 
-def check(actual, expected, rtol=2e-6, atol=1e-6):
-    """Same shape, same (32-bit canonical) dtype and close values as NumPy's result."""
-    if isinstance(expected, tuple):
-        for a, e in zip(actual, expected):
-            check(a, e, rtol, atol)
-        return
-    expected = np.asarray(expected)
-    assert isinstance(actual, jnp.ndarray), type(actual)
-    assert actual.shape == expected.shape
-    assert actual.dtype == dtypes.canonicalize(expected.dtype), (actual.dtype, expected.dtype)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol, atol=atol)
+check = partial(_check, rtol=2e-06, atol=1e-06)
 
 
 UNARY = [
