@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Callable
 
+from redraft.compiler.ir.passes.conv import lower_conv
 from redraft.compiler.ir.passes.cse import cse
 from redraft.compiler.ir.passes.dce import dce
 from redraft.compiler.ir.passes.fold import fold
@@ -24,6 +25,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("fold", fold),       # literals computed now; x*1 and same-type casts dropped
     ("cse", cse),         # each pure expression computed once
     ("dce", dce),         # what nothing reads is gone (staging leaves probes behind)
+    ("lower_conv", lower_conv),  # convolutions as one matrix product (im2col)
     ("fusion", fusion),   # elementwise work and its reductions as `fused` loop nests
     ("reuse", reuse),     # which dead operand buffers each result may be written into
     ("verify", verify),   # and the result is still well formed

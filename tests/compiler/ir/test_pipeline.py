@@ -63,9 +63,9 @@ def assert_same(actual, expected):
         np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
 
 
-def test_pipeline_is_verify_fold_cse_dce_fusion_reuse_verify():
+def test_pipeline_order():
     names = [name for name, _ in passes.PIPELINE]
-    assert names == ["verify", "fold", "cse", "dce", "fusion", "reuse", "verify"]
+    assert names == ["verify", "fold", "cse", "dce", "lower_conv", "fusion", "reuse", "verify"]
     assert passes.PIPELINE[0][1] is verify and passes.PIPELINE[-1][1] is verify
 
 

@@ -1,0 +1,121 @@
+"""Lower conv_general_dilated to one matrix product (im2col), so backends run it through
+their dot_general kernel.
+
+Expects: verified IR. Guarantees: every conv_general_dilated with one feature group and
+one batch group becomes
+
+    x  = transpose(lhs) to N, C, spatial...      w = transpose(rhs) to O, I, kernel...
+    xp = pad(x)                                   (padding; lhs dilation as interior padding)
+    s_k = slice(xp, offset k * rhs_dilation, stride window_strides)   for each kernel offset k
+    patches = concatenate(s_k as N, C, 1, out...) along axis 2 -> reshape N, C*K, P
+    y  = dot_general(patches, reshape(w, O, C*K)) -> N, P, O -> N, O, out... -> out layout
+
+with the same values (the products are summed in another order). Grouped convolutions
+are left as they are (the backend's fallback runs them).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
+from redraft.compiler.ir.ssa import Block, Eqn, Function, Literal, Value
+from redraft.compiler.primitives.conv import conv_general_dilated_p
+from redraft.compiler.primitives.linalg import dot_general_p
+from redraft.compiler.primitives.shape import (concatenate_p, pad_p, reshape_p, slice_p,
+                                               transpose_p)
+
+
+def lower_conv(fn: Function) -> Function:
+    _block(fn.body)
+    return fn
+
+
+def _block(block: Block) -> None:
+    out: list[Eqn] = []
+    for eqn in block.eqns:
+        for region in eqn.regions:
+            _block(region)
+        if eqn.prim is conv_general_dilated_p and _lowerable(eqn):
+            out.extend(_im2col(eqn))
+        else:
+            out.append(eqn)
+    block.eqns = out
+
+
+def _lowerable(eqn: Eqn) -> bool:
+    p = eqn.params
+    lhs, rhs = eqn.ins[0].aval, eqn.ins[1].aval
+    return (p["feature_group_count"] == 1 and p["batch_group_count"] == 1
+            and p.get("preferred_element_type") is None and lhs.dtype.kind == "f"
+            and lhs.size > 0 and rhs.size > 0 and eqn.outs[0].aval.size > 0)
+
+
+class _Emitter:
+    """Appends equations whose output types come from the primitives' own rules."""
+
+    def __init__(self, origin):
+        self.eqns: list[Eqn] = []
+        self.origin = origin
+
+    def __call__(self, prim, *ins, **params) -> Value:
+        if _is_identity(prim, ins[0], params):
+            return ins[0]
+        return self.force(prim, *ins, **params).outs[0]
+
+    def force(self, prim, *ins, **params) -> Eqn:
+        """Append the equation even if it changes nothing (the last one must exist)."""
+        aval = abstract_eval_rules[prim](*(a.aval for a in ins), **params)
+        out = Value(ShapedArray(aval.shape, aval.dtype, False))
+        self.eqns.append(Eqn(prim, list(ins), [out], params, [], self.origin))
+        return self.eqns[-1]
+
+
+def _is_identity(prim, x, params) -> bool:
+    """A transpose, pad or reshape that would leave `x` as it is."""
+    if prim is transpose_p:
+        return tuple(params["permutation"]) == tuple(range(x.aval.ndim))
+    if prim is pad_p:
+        return all(c == (0, 0, 0) for c in params["padding_config"])
+    if prim is reshape_p:
+        return tuple(params["new_sizes"]) == x.aval.shape
+    return False
+
+
+def _im2col(eqn: Eqn) -> list[Eqn]:
+    p = eqn.params
+    lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
+    emit = _Emitter(eqn.origin)
+    x = emit(transpose_p, eqn.ins[0], permutation=tuple(lhs_spec))
+    w = emit(transpose_p, eqn.ins[1], permutation=tuple(rhs_spec))
+    n, c = x.aval.shape[:2]
+    o = w.aval.shape[0]
+    kernel = w.aval.shape[2:]
+    canonical_out = tuple(eqn.outs[0].aval.shape[i] for i in out_spec)
+    spatial_out = canonical_out[2:]
+    zero = Literal(np.zeros((), x.aval.dtype), ShapedArray((), x.aval.dtype))
+    config = ((0, 0, 0), (0, 0, 0)) + tuple(
+        (lo, hi, d - 1) for (lo, hi), d in zip(p["padding"], p["lhs_dilation"]))
+    xp = emit(pad_p, x, zero, padding_config=config)
+    columns = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        start = (0, 0) + tuple(k * d for k, d in zip(offset, p["rhs_dilation"]))
+        limit = (n, c) + tuple(s + (m - 1) * st + 1 for s, m, st in
+                               zip(start[2:], spatial_out, p["window_strides"]))
+        piece = emit(slice_p, xp, start_indices=start, limit_indices=limit,
+                     strides=(1, 1) + tuple(p["window_strides"]))
+        columns.append(emit(reshape_p, piece, new_sizes=(n, c, 1) + tuple(spatial_out)))
+    patches = columns[0] if len(columns) == 1 else emit(concatenate_p, *columns, dimension=2)
+    k_total, positions = math.prod(kernel), math.prod(spatial_out)
+    patches = emit(reshape_p, patches, new_sizes=(n, c * k_total, positions))
+    w2 = emit(reshape_p, w, new_sizes=(o, c * k_total))
+    y = emit(dot_general_p, patches, w2, dimension_numbers=(((1,), (1,)), ((), ())),
+             preferred_element_type=None)
+    y = emit(transpose_p, y, permutation=(0, 2, 1))
+    y = emit(reshape_p, y, new_sizes=canonical_out)
+    back = tuple(int(i) for i in np.argsort(out_spec))
+    final = emit.force(transpose_p, y, permutation=back)
+    final.outs = [eqn.outs[0]]  # the conv's own output value: its uses stay valid
+    return emit.eqns
