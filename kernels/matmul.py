@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 from llvmlite import ir
+from redraft.kernels.llvm_loops import counted_loop
 
 from .jit_host import CompiledModule, compile_module, host_vector_bits
 
@@ -83,27 +84,6 @@ def _i64(value: int) -> ir.Constant:
 
 def _min(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.select(b.icmp_signed("<", x, y), x, y)
-
-
-def _for(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: ir.Value | int,
-         body: Callable[[ir.Value], None], name: str) -> None:
-    """Emit `for (i = start; i < stop; i += step) body(i)`; `b` ends after the loop."""
-    step = _i64(step) if isinstance(step, int) else step
-    fn = b.function
-    head = fn.append_basic_block(f"{name}.head")
-    work = fn.append_basic_block(f"{name}.body")
-    done = fn.append_basic_block(f"{name}.done")
-    pre = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(_I64, name=name)
-    i.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", i, stop), work, done)
-    b.position_at_end(work)
-    body(i)
-    i.add_incoming(b.add(i, step), b.block)
-    b.branch(head)
-    b.position_at_end(done)
 
 
 def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
@@ -204,9 +184,9 @@ class _GemmEmitter:
                     lambda: self._copy_b_rows_scalar(b, src, rsb, csb, dst, k0, kc, j0, out,
                                                      n_total), "bfull")
 
-            _for(b, jp0, jp1, 1, panel_body, "jp")
+            counted_loop(b, jp0, jp1, 1, panel_body, "jp")
 
-        _for(b, _i64(0), k_total, cfg.kc, slice_body, "k0")
+        counted_loop(b, _i64(0), k_total, cfg.kc, slice_body, "k0")
         b.ret_void()
         return fn
 
@@ -220,7 +200,7 @@ class _GemmEmitter:
                 value = self.load_vec(b, src, b.add(row_src, _i64(v)))
                 self.store_vec(b, value, dst, b.add(row_dst, _i64(v)))
 
-        _for(b, _i64(0), kc, 1, row, "kv")
+        counted_loop(b, _i64(0), kc, 1, row, "kv")
 
     def _copy_b_rows_scalar(self, b, src, rsb, csb, dst, k0, kc, j0, out, n_total) -> None:
         cfg = self.cfg
@@ -237,9 +217,9 @@ class _GemmEmitter:
                 value = b.load(self.at(b, src, b.add(row_src, b.mul(safe, csb))), typ=self.elem)
                 b.store(b.select(inside, value, zero), self.at(b, dst, b.add(row_dst, j)))
 
-            _for(b, _i64(0), _i64(cfg.nr), 1, col, "js")
+            counted_loop(b, _i64(0), _i64(cfg.nr), 1, col, "js")
 
-        _for(b, _i64(0), kc, 1, row, "ks")
+        counted_loop(b, _i64(0), kc, 1, row, "ks")
 
     def emit_pack_a(self) -> ir.Function:
         """pack_a(A, rsa, csa, Ap, i0, mc, k0, kc): rows i0..i0+mc of A as MR-row panels.
@@ -269,9 +249,9 @@ class _GemmEmitter:
                     b.store(b.select(inside[i], value, zero),
                             self.at(b, dst, b.add(dst_k, _i64(i))))
 
-            _for(b, _i64(0), kc, 1, column, "ka")
+            counted_loop(b, _i64(0), kc, 1, column, "ka")
 
-        _for(b, _i64(0), mc, cfg.mr, panel, "ir")
+        counted_loop(b, _i64(0), mc, cfg.mr, panel, "ir")
         b.ret_void()
         return fn
 
@@ -378,9 +358,9 @@ class _GemmEmitter:
                 summed = b.fadd(b.load(dst, typ=self.elem), value)
                 b.store(b.select(first, value, summed), dst)
 
-            _for(b, _i64(0), nr, 1, col_copy, "ej")
+            counted_loop(b, _i64(0), nr, 1, col_copy, "ej")
 
-        _for(b, _i64(0), mr, 1, row_copy, "ei")
+        counted_loop(b, _i64(0), mr, 1, row_copy, "ei")
 
     # driver -------------------------------------------------------------------------------
 
@@ -409,9 +389,9 @@ class _GemmEmitter:
                 c_block = self.at(b, c, b.mul(i0, rsc))
                 self._sweep_block(b, ukernel, ap, b_slice, c_block, rsc, mc, n_total, kc, first)
 
-            _for(b, m0, m1, cfg.mc, row_block, "ic")
+            counted_loop(b, m0, m1, cfg.mc, row_block, "ic")
 
-        _for(b, _i64(0), k_total, cfg.kc, k_slice, "pc")
+        counted_loop(b, _i64(0), k_total, cfg.kc, k_slice, "pc")
         b.ret_void()
         return fn
 
@@ -435,11 +415,11 @@ class _GemmEmitter:
                     c_tile = self.at(b, c_block, b.add(c_row, jj))
                     b.call(ukernel, [a_panel, b_panel, c_tile, rsc, kc, mr, nr, first])
 
-                _for(b, j0, j1, cfg.nr, micro_col, "jr")
+                counted_loop(b, j0, j1, cfg.nr, micro_col, "jr")
 
-            _for(b, _i64(0), mc, cfg.mr, micro_row, "ir")
+            counted_loop(b, _i64(0), mc, cfg.mr, micro_row, "ir")
 
-        _for(b, _i64(0), n_total, cfg.nc, col_block, "jc")
+        counted_loop(b, _i64(0), n_total, cfg.nc, col_block, "jc")
 
 
 def pack_b_name(cfg: GemmConfig) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from typing import Callable
 
 import numpy as np
 from llvmlite import ir
+from redraft.kernels.llvm_loops import counted_loop
 
 from ..jit_host import compile_module, host_vector_bits
 from . import ARITY, VECMATH
@@ -32,27 +32,6 @@ def _elem_for(dtype: np.dtype) -> ir.Type:
 def default_lanes(dtype: np.dtype) -> int:
     """Lanes that fill the host's widest vector register."""
     return host_vector_bits() // (8 * np.dtype(dtype).itemsize)
-
-
-def _counted_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int,
-                  body: Callable[[ir.Value], None], name: str) -> None:
-    """for (i = start; i < stop; i += step) body(i); leaves `b` after the loop."""
-    fn = b.function
-    head = fn.append_basic_block(f"{name}.head")
-    work = fn.append_basic_block(f"{name}.body")
-    done = fn.append_basic_block(f"{name}.done")
-    pre = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(_I64, name=f"{name}.i")
-    i.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", i, stop), work, done)
-    b.position_at_end(work)
-    body(i)
-    nxt = b.add(i, ir.Constant(_I64, step))
-    i.add_incoming(nxt, b.block)
-    b.branch(head)
-    b.position_at_end(done)
 
 
 def build_map_module(op: str, dtype: np.dtype, lanes: int) -> tuple[ir.Module, str]:
@@ -79,9 +58,9 @@ def build_map_module(op: str, dtype: np.dtype, lanes: int) -> tuple[ir.Module, s
     tail_start = zero
     if lanes > 1:
         tail_start = b.and_(n, ir.Constant(_I64, -lanes))
-        _counted_loop(b, zero, tail_start, lanes,
+        counted_loop(b, zero, tail_start, lanes,
                       lambda i: apply(i, shaped(elem, lanes)), "vec")
-    _counted_loop(b, tail_start, n, 1, lambda i: apply(i, elem), "tail")
+    counted_loop(b, tail_start, n, 1, lambda i: apply(i, elem), "tail")
     b.ret_void()
     return module, name
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir
 from redraft.kernels.jit_host import host_vector_bits
+from redraft.kernels.llvm_loops import for_range
 
 from .elementwise import ELEMENTWISE, convert
 from .types import (
@@ -109,34 +110,6 @@ class CodeContext:
 
 
 # ---- small builders --------------------------------------------------------------------------
-
-def for_range(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int,
-              init: list, body: Callable[[ir.Value, list], list], name: str) -> list:
-    """for (i = start; i < stop; i += step) carried = body(i, carried); returns carried."""
-    fn = b.function
-    head = fn.append_basic_block(f"{name}.head")
-    work = fn.append_basic_block(f"{name}.body")
-    done = fn.append_basic_block(f"{name}.done")
-    pre = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64, name=f"{name}.i")
-    i.add_incoming(start, pre)
-    phis = []
-    for value in init:
-        phi = b.phi(value.type)
-        phi.add_incoming(value, pre)
-        phis.append(phi)
-    b.cbranch(b.icmp_signed("<", i, stop), work, done)
-    b.position_at_end(work)
-    new = body(i, phis)
-    i.add_incoming(b.add(i, i64(step)), b.block)
-    for phi, value in zip(phis, new):
-        phi.add_incoming(value, b.block)
-    b.branch(head)
-    b.position_at_end(done)
-    return phis
-
 
 def element_ptr(b: ir.IRBuilder, base: ir.Value, dtype: np.dtype, index: ir.Value) -> ir.Value:
     return b.gep(base, [index], inbounds=True, source_etype=memory_type(dtype))
