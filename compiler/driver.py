@@ -130,3 +130,16 @@ def _backend(ir_fn: Function) -> tuple[Callable, str]:
 def log_compile(name: str, sig: Signature, reason: str) -> None:
     if os.environ.get("REDRAFT_LOG_COMPILES"):
         print(f"redraft: compiling {name}{sig.describe()}: {reason}", file=sys.stderr)
+
+
+def compile_cached(fun: Callable, args: tuple, static: set[int]) -> Compiled:
+    """`compile_function`, answered from the persistent compile cache when it holds this
+    function and signature (compiler/cache/), and saved there when it does not."""
+    from redraft.compiler.cache import jit_cache
+    key = jit_cache.cache_key(fun, signature_of(args, static)[0])
+    compiled = jit_cache.lookup(key) if key else None
+    if compiled is None:
+        compiled = compile_function(fun, args, static)
+        if key:
+            jit_cache.remember(key, compiled)
+    return compiled

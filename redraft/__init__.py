@@ -16,5 +16,6 @@ from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # 
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
 from redraft.vmap import vmap  # noqa: F401
+from redraft.export import export  # noqa: F401
 
 __version__ = "0.1.0"

@@ -8,6 +8,8 @@
     redraft emit path/to/file.py::func --jacfwd | --jacrev
     redraft ir path/to/file.py::func --sig 'f32[1000],i32[]'   # the SSA IR after passes
     redraft ir path/to/file.py::func --sig 'f32[8]' --stage core|ssa|llvm|asm
+    redraft build path/to/module.py --out DIR   # its exports: .so, Python package, C header
+    redraft cache info|clear                    # the persistent compile cache
 """
 from __future__ import annotations
 
@@ -115,6 +117,56 @@ def ir_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def build_command(args: argparse.Namespace) -> int:
+    """Build every `redraft.export` of a module ahead of time."""
+    import time
+    from redraft.compiler.aot.build import build
+    from redraft.compiler.aot.entry import BuildError
+    from redraft.compiler.aot.link import LinkError
+    start = time.perf_counter()
+    print(f"redraft build: {args.module} -> {args.out}")
+    try:
+        result = build(args.module, args.out, target=args.target,
+                       emit_source=args.emit_source)
+    except (BuildError, LinkError) as e:
+        print(f"redraft build: error: {e}", file=sys.stderr)
+        return 1
+    print(f"redraft build: {len(result.compiled)} compiled, {len(result.reused)} unchanged in "
+          f"{time.perf_counter() - start:.1f} s: {result.library}, {result.header}, "
+          f"{result.package}/")
+    return 0
+
+
+def cache_command(args: argparse.Namespace) -> int:
+    from redraft.compiler.cache import store
+    if args.action == "clear":
+        print(f"redraft cache: removed {store.clear()} entries from {store.root()}")
+        return 0
+    info = store.info()
+    state = "on" if info["enabled"] else "off (REDRAFT_CACHE=0)"
+    print(f"redraft cache: {info['path']}: {info['entries']} entries, "
+          f"{info['bytes'] / 1e6:.1f} MB; {state}")
+    return 0
+
+
+def _add_build_commands(commands) -> None:
+    b = commands.add_parser(
+        "build", help="compile a module's exports ahead of time",
+        description="Compile every function a module marks with redraft.export into one "
+                    "shared library, an importable NumPy-only Python package (DIR/<module>/) "
+                    "and a C header (DIR/<module>.h). Only changed entry points are rebuilt.")
+    b.add_argument("module", help="path/to/module.py")
+    b.add_argument("--out", required=True, metavar="DIR", help="where to write the build")
+    b.add_argument("--target", default=None, metavar="CPU",
+                   help="an LLVM CPU name such as x86-64-v3 or skylake (default: this host)")
+    b.add_argument("--emit-source", action="store_true",
+                   help="also write the transformed Core source of every export")
+    b.set_defaults(run=build_command)
+    c = commands.add_parser("cache", help="show or clear the persistent compile cache")
+    c.add_argument("action", choices=("info", "clear"))
+    c.set_defaults(run=cache_command)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="redraft", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -133,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--stage", choices=("core", "ssa", "llvm", "asm"), default="ssa",
                    help="Core source, SSA IR after passes, LLVM IR, or host assembly")
     i.set_defaults(run=ir_command)
+    _add_build_commands(commands)
     return parser
 
 

@@ -65,7 +65,7 @@ class Jitted:
             reason = "first call" if not self._cache else (
                 f"new signature ({len(self._cache)} compiled before)")
             driver.log_compile(self.__name__, sig, reason)
-            compiled = driver.compile_function(self.fun, args, set(self.static))
+            compiled = driver.compile_cached(self.fun, args, set(self.static))
             self._cache[sig] = compiled
         if key is not None and len(args) == len(key):
             self._fast[key] = compiled

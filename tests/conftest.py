@@ -8,4 +8,5 @@ def redraft_cache_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("redraft-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("REDRAFT_CACHE_DIR", str(path))
+        mp.setenv("REDRAFT_CACHE", "0")  # the persistent cache's own tests turn it on
         yield path

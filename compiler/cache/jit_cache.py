@@ -1,0 +1,213 @@
+"""The jit's side of the persistent cache.
+
+`lookup` answers a compilation from disk when an entry for the same key exists: it loads
+the entry's shared library with ctypes and builds the same runner the LLVM backend would
+(no staging, no passes, no LLVM). `remember` saves a fresh compilation in a background
+thread (object code and a `cc` link cost tens of milliseconds that the caller need not
+wait for); the process waits for pending saves at exit. Functions whose code calls back
+into Python (print), that ran on the interpreter, or whose dependencies cannot be
+fingerprinted are not saved.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import hashlib
+import os
+import pathlib
+import sys
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from redraft.compiler.core.abstract import ShapedArray
+from redraft.runtime.pytree import PyTreeDef
+
+from . import store
+from .fingerprint import cpu_stamp, fingerprint, redraft_stamp
+from .runner import LibraryRunner
+
+_PENDING: list[threading.Thread] = []
+_LOADED: dict[str, ctypes.CDLL] = {}
+_LOCK = threading.Lock()
+
+
+def cache_key(fun, sig) -> str | None:
+    """The key of `fun` compiled for `sig` (a driver.Signature), or None if uncacheable."""
+    if not store.enabled() or os.environ.get("REDRAFT_BACKEND", "auto") == "interpret":
+        return None
+    fun_print = fingerprint(fun)
+    static_print = fingerprint(sig.statics)
+    if fun_print is None or static_print is None:
+        return None
+    types = ",".join(f"{a.str_short()}{'~' if a.weak_type else ''}" for a in sig.avals)
+    knobs = ",".join(f"{k}={os.environ.get(k, '')}" for k in (
+        "REDRAFT_NUM_THREADS", "REDRAFT_LLVM_STRICT"))
+    text = "\n".join([sys.version, fun_print, static_print, repr(sig.treedef), types, knobs,
+                      redraft_stamp(), cpu_stamp()])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class CachedIR:
+    """Stands for the IR of a function loaded from the cache (the IR itself is not kept)."""
+    name: str
+    params: list
+    key: str
+
+    def __str__(self) -> str:
+        types = ", ".join(p.aval.str_short() for p in self.params)
+        return f"# {self.name}({types}) loaded from the compile cache (entry {self.key[:16]})"
+
+
+@dataclass
+class _Param:
+    aval: ShapedArray
+
+
+def lookup(key: str):
+    """A driver.Compiled for `key` from disk, or None."""
+    found = store.load(key)
+    if found is None:
+        return None
+    library, meta = found
+    try:
+        return _compiled(library, meta, key)
+    except (OSError, AttributeError, KeyError, ValueError, TypeError):
+        store.remove(key)
+        return None
+
+
+def _compiled(library: pathlib.Path, meta: dict, key: str):
+    from redraft.compiler.driver import Compiled
+    runner = LibraryRunner(_load_library(library, key), meta)
+    params = [_Param(ShapedArray(tuple(s), np.dtype(d), w)) for s, d, w in meta["params"]]
+    return Compiled(CachedIR(meta["name"], params, key), tree_from_json(meta["out_tree"]),
+                    tuple(meta["out_weak"]), runner, "llvm")
+
+
+def _load_library(path: pathlib.Path, key: str) -> ctypes.CDLL:
+    """dlopen the entry and start its thread pool if it has one."""
+    with _LOCK:
+        lib = _LOADED.get(key)
+        if lib is not None:
+            return lib
+        lib = ctypes.CDLL(str(path))
+        if hasattr(lib, "redraft_pool_start"):
+            threads = _thread_count()
+            start = lib.redraft_pool_start
+            start.restype, start.argtypes = ctypes.c_int64, [ctypes.c_int64]
+            if threads > 1:
+                start(threads - 1)
+            workers = ctypes.c_int64.in_dll(lib, "rd_workers")
+            if hasattr(os, "register_at_fork"):
+                os.register_at_fork(after_in_child=lambda: setattr(workers, "value", 0))
+        _LOADED[key] = lib
+        return lib
+
+
+def _thread_count() -> int:
+    text = os.environ.get("REDRAFT_NUM_THREADS")
+    if text:
+        return max(1, int(text))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+# ---- saving ----------------------------------------------------------------------------------
+
+def remember(key: str, compiled) -> None:
+    """Save `compiled` (a fresh driver.Compiled) under `key`, in the background."""
+    runner = compiled.runner
+    machine = getattr(getattr(runner, "compiled", None), "llvm_module", None)
+    if compiled.backend != "llvm" or machine is None:
+        return
+    try:
+        meta = _metadata(compiled)
+    except ValueError:
+        return  # a custom pytree node in the results: not saved
+    from redraft.compiler.aot.objects import llvm_lock
+    with llvm_lock():  # printing uses LLVM's context, which a pending save may be using
+        text = str(machine)
+    thread = threading.Thread(target=_save, args=(key, text, meta), daemon=True,
+                              name="redraft-cache-save")
+    with _LOCK:
+        _PENDING[:] = [t for t in _PENDING if t.is_alive()]
+        _PENDING.append(thread)
+    thread.start()
+
+
+def _metadata(compiled) -> dict:
+    r = compiled.runner
+    return {
+        "name": r.name,
+        "in_specs": [(list(s), d.name) for s, d in r.in_specs],
+        "out_specs": [(list(s), d.name) for s, d in r.out_specs],
+        "results": [(p.kind, p.index, None if p.value is None else p.value.tolist(),
+                     None if p.value is None else p.value.dtype.name) for p in r.results],
+        "workspace_bytes": r.workspace_bytes, "by_object": not r.raw,
+        "params": [(list(p.aval.shape), np.dtype(p.aval.dtype).name, bool(p.aval.weak_type))
+                   for p in compiled.ir.params],
+        "out_tree": tree_to_json(compiled.out_treedef),
+        "out_weak": list(compiled.out_weak),
+    }
+
+
+def _save(key: str, text: str, meta: dict) -> None:
+    import tempfile
+
+    from redraft.compiler.aot.link import LinkError
+    from redraft.compiler.aot.objects import NotStandalone
+    try:
+        with tempfile.TemporaryDirectory(prefix="redraft-cache-") as tmp:
+            library = pathlib.Path(tmp) / store.LIBRARY
+            _build_library(text, library)
+            store.save(key, library, meta)
+    except (NotStandalone, LinkError, OSError, RuntimeError):
+        pass  # not cacheable here (a print callback, no C compiler): compiled next time
+
+
+def _build_library(text: str, out: pathlib.Path) -> None:
+    from redraft.compiler.aot import objects
+    from redraft.compiler.aot.link import link_shared
+    from redraft.compiler.aot.target import target_machine
+    with objects.llvm_lock():
+        llmod = objects.parse(text)
+        objects.check_standalone(llmod)
+        needed = objects.undefined_functions(llmod)
+        modules = [llmod] + objects.runtime_modules(needed)
+        obj = objects.emit_object(objects.link_modules(modules), target_machine())
+    link_shared([obj], {}, out)
+
+
+def flush() -> None:
+    """Wait for every pending save (at exit, and in tests)."""
+    with _LOCK:
+        pending = list(_PENDING)
+    for t in pending:
+        t.join()
+
+
+atexit.register(flush)
+
+
+# ---- result structure as JSON ---------------------------------------------------------------
+
+def tree_to_json(tree: PyTreeDef):
+    if tree.kind is None:
+        return "*"
+    kids = [tree_to_json(c) for c in tree.children]
+    names = {tuple: "tuple", list: "list", dict: "dict", type(None): "none"}
+    if tree.kind not in names:
+        raise ValueError("custom pytree node")
+    return [names[tree.kind], list(tree.aux) if tree.kind is dict else None, kids]
+
+
+def tree_from_json(data) -> PyTreeDef:
+    if data == "*":
+        return PyTreeDef(None, None, ())
+    kind = {"tuple": tuple, "list": list, "dict": dict, "none": type(None)}[data[0]]
+    aux = tuple(data[1]) if kind is dict else None
+    return PyTreeDef(kind, aux, tuple(tree_from_json(c) for c in data[2]))
