@@ -78,7 +78,7 @@ def compile_entry(export: Export, index: int, symbol: str) -> Entry:
             llmod = parse(lowered.module)
             optimise(llmod)
             check_standalone(llmod)
-            needs, text = sorted(undefined_functions(llmod)), str(llmod)
+            needs, llvm_text = sorted(undefined_functions(llmod)), str(llmod)
         times["codegen"] = time.perf_counter() - start
     except BuildError:
         raise
@@ -90,7 +90,8 @@ def compile_entry(export: Export, index: int, symbol: str) -> Entry:
         raise BuildError(f"{_where(export)}: {label}: {e}; a built library cannot") from None
     except Exception as e:
         raise BuildError(f"{_where(export)}: {label}: {type(e).__name__}: {e}") from e
-    return _describe(export, index, symbol, args, ir_fn, out_tree, lowered, needs, text, times)
+    return _describe(export, index, symbol, args, ir_fn, out_tree, lowered, needs, llvm_text,
+                     times)
 
 
 def _check_types(args: tuple, ir_fn: Function, export: Export, label: str) -> None:
@@ -113,15 +114,14 @@ def _check_no_print(ir_fn: Function, export: Export, label: str) -> None:
 
 
 def _where(export: Export) -> str:
-    """The function's definition, else the export declaration."""
+    """The user's definition of the function (through jit, grad and vmap wrappers), else
+    the export declaration."""
     target = inspect.unwrap(getattr(export.fun, "__redraft_primal__", export.fun))
-    target = getattr(target, "_vmap_fun", target)
-    code = getattr(inspect.unwrap(target), "__code__", None)
-    if code is not None and not code.co_filename.startswith("<"):
-        from pathlib import Path
-        if "redraft" not in Path(code.co_filename).parts[-3:-1]:
-            return f"{code.co_filename}:{code.co_firstlineno}"
-    return export.where()
+    target = inspect.unwrap(getattr(target, "_vmap_fun", target))
+    code = getattr(target, "__code__", None)
+    if code is None or (getattr(target, "__module__", None) or "").startswith("redraft."):
+        return export.where()
+    return f"{code.co_filename}:{code.co_firstlineno}"
 
 
 def _describe(export, index, symbol, args, ir_fn, out_tree, lowered, needs: list[str],

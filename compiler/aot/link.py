@@ -6,6 +6,7 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+import threading
 
 
 class LinkError(RuntimeError):
@@ -29,8 +30,8 @@ def link_shared(objects: list[bytes], c_sources: dict[str, str],
         raise LinkError("no C compiler found (set CC, or install cc/gcc/clang): redraft "
                         "needs one to link the shared library")
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="redraft-link-") as tmp:
-        work = pathlib.Path(tmp)
+    work = pathlib.Path(tempfile.mkdtemp(prefix="redraft-link-"))  # (see jit_cache._save)
+    try:
         inputs = []
         for k, data in enumerate(objects):
             path = work / f"part{k}.o"
@@ -46,7 +47,9 @@ def link_shared(objects: list[bytes], c_sources: dict[str, str],
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise LinkError(f"linking {out.name} failed:\n{done.stderr.strip()}")
-        temp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        temp_out = out.with_name(f".{out.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         shutil.copyfile(staged, temp_out)
         os.replace(temp_out, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return out

@@ -73,6 +73,11 @@ def parse(module: ir.Module | str) -> llvm.ModuleRef:
     return llmod
 
 
+def runtime_symbols() -> set[str]:
+    """Every function the runtime modules define for generated code."""
+    return {POOL_ENTRY} | _kernel_names("float32") | _kernel_names("float64")
+
+
 def runtime_modules(needed: set[str]) -> list[llvm.ModuleRef]:
     """Optimised modules defining the pool and the matmul kernels that `needed` names."""
     out = []

@@ -6,7 +6,8 @@ the entry's shared library with ctypes and builds the same runner the LLVM backe
 thread (object code and a `cc` link cost tens of milliseconds that the caller need not
 wait for); the process waits for pending saves at exit. Functions whose code calls back
 into Python (print), that ran on the interpreter, or whose dependencies cannot be
-fingerprinted are not saved.
+fingerprinted are not saved. Entries call the thread pool and the matmul kernels in one
+runtime library of their own, shared by all entries of a process (one pool, not one each).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import ctypes
 import hashlib
 import os
 import pathlib
+import shutil
 import sys
 import threading
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from .runner import LibraryRunner
 
 _PENDING: list[threading.Thread] = []
 _LOADED: dict[str, ctypes.CDLL] = {}
+_RUNTIME: ctypes.CDLL | None = None
 _LOCK = threading.Lock()
 
 
@@ -80,30 +83,48 @@ def lookup(key: str):
 
 def _compiled(library: pathlib.Path, meta: dict, key: str):
     from redraft.compiler.driver import Compiled
-    runner = LibraryRunner(_load_library(library, key), meta)
+    runner = LibraryRunner(_load_library(library, key, meta["needs_runtime"]), meta)
     params = [_Param(ShapedArray(tuple(s), np.dtype(d), w)) for s, d, w in meta["params"]]
     return Compiled(CachedIR(meta["name"], params, key), tree_from_json(meta["out_tree"]),
                     tuple(meta["out_weak"]), runner, "llvm")
 
 
-def _load_library(path: pathlib.Path, key: str) -> ctypes.CDLL:
-    """dlopen the entry and start its thread pool if it has one."""
+def _load_library(path: pathlib.Path, key: str, needs_runtime: bool) -> ctypes.CDLL:
+    """dlopen an entry (after the shared runtime library, when it calls into it)."""
     with _LOCK:
         lib = _LOADED.get(key)
-        if lib is not None:
-            return lib
-        lib = ctypes.CDLL(str(path))
-        if hasattr(lib, "redraft_pool_start"):
-            threads = _thread_count()
-            start = lib.redraft_pool_start
-            start.restype, start.argtypes = ctypes.c_int64, [ctypes.c_int64]
-            if threads > 1:
-                start(threads - 1)
-            workers = ctypes.c_int64.in_dll(lib, "rd_workers")
-            if hasattr(os, "register_at_fork"):
-                os.register_at_fork(after_in_child=lambda: setattr(workers, "value", 0))
-        _LOADED[key] = lib
+        if lib is None:
+            if needs_runtime and not _load_runtime():
+                raise OSError("the runtime library is missing from the cache")
+            lib = _LOADED[key] = ctypes.CDLL(str(path))
         return lib
+
+
+def _runtime_key() -> str:
+    text = f"runtime\n{sys.version}\n{redraft_stamp()}\n{cpu_stamp()}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _load_runtime() -> bool:
+    """Load the thread pool and matmul kernels every cached entry shares (RTLD_GLOBAL, so
+    that entries loaded later resolve their calls to it) and start the pool, once."""
+    global _RUNTIME
+    if _RUNTIME is not None:
+        return True
+    found = store.load(_runtime_key())
+    if found is None:
+        return False
+    lib = ctypes.CDLL(str(found[0]), mode=ctypes.RTLD_GLOBAL)
+    start = lib.redraft_pool_start
+    start.restype, start.argtypes = ctypes.c_int64, [ctypes.c_int64]
+    threads = _thread_count()
+    if threads > 1:
+        start(threads - 1)
+    workers = ctypes.c_int64.in_dll(lib, "rd_workers")
+    if hasattr(os, "register_at_fork"):  # a forked child has no workers: run serially
+        os.register_at_fork(after_in_child=lambda: setattr(workers, "value", 0))
+    _RUNTIME = lib
+    return True
 
 
 def _thread_count() -> int:
@@ -160,24 +181,44 @@ def _save(key: str, text: str, meta: dict) -> None:
 
     from redraft.compiler.aot.link import LinkError
     from redraft.compiler.aot.objects import NotStandalone
+    # mkdtemp, not TemporaryDirectory: the latter's exit hook would delete the folder
+    # under a save that the exit hook of this module is still waiting for
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="redraft-cache-"))
     try:
-        with tempfile.TemporaryDirectory(prefix="redraft-cache-") as tmp:
-            library = pathlib.Path(tmp) / store.LIBRARY
-            _build_library(text, library)
-            store.save(key, library, meta)
+        library = tmp / store.LIBRARY
+        needs_runtime = _build_library(text, library)
+        if needs_runtime and store.load(_runtime_key()) is None:
+            runtime = tmp / "runtime.so"
+            _build_runtime(runtime)
+            store.save(_runtime_key(), runtime, {"name": "runtime"})
+        store.save(key, library, dict(meta, needs_runtime=needs_runtime))
     except (NotStandalone, LinkError, OSError, RuntimeError):
         pass  # not cacheable here (a print callback, no C compiler): compiled next time
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _build_library(text: str, out: pathlib.Path) -> None:
+def _build_library(text: str, out: pathlib.Path) -> bool:
+    """Link the entry's code alone into `out`; True if it calls the shared runtime."""
     from redraft.compiler.aot import objects
     from redraft.compiler.aot.link import link_shared
     from redraft.compiler.aot.target import target_machine
     with objects.llvm_lock():
         llmod = objects.parse(text)
         objects.check_standalone(llmod)
-        needed = objects.undefined_functions(llmod)
-        modules = [llmod] + objects.runtime_modules(needed)
+        needs_runtime = bool(objects.undefined_functions(llmod) & objects.runtime_symbols())
+        obj = objects.emit_object(llmod, target_machine())
+    link_shared([obj], {}, out)
+    return needs_runtime
+
+
+def _build_runtime(out: pathlib.Path) -> None:
+    """The thread pool and every matmul kernel, in one library all entries share."""
+    from redraft.compiler.aot import objects
+    from redraft.compiler.aot.link import link_shared
+    from redraft.compiler.aot.target import target_machine
+    with objects.llvm_lock():
+        modules = objects.runtime_modules(objects.runtime_symbols())
         obj = objects.emit_object(objects.link_modules(modules), target_machine())
     link_shared([obj], {}, out)
 

@@ -27,6 +27,11 @@ def model(x):
 
 def powered(x, n):
     return x ** n + jnp.cos(x)
+
+
+def big_product(x):
+    m = jnp.outer(jnp.tile(x, 40), jnp.tile(x, 40))
+    return jnp.sum(jnp.tanh(m @ m), axis=0)[:7]
 '''
 
 HELPER = '''
@@ -87,6 +92,20 @@ def test_a_second_process_loads_the_compiled_code(project):
     np.testing.assert_allclose(first["out"], (np.sin(X) + 1.0) * 3.0, rtol=1e-6)
 
 
+def test_entries_share_one_runtime_library_for_the_pool_and_kernels(project):
+    _, cache = project
+    first, second = run(project, "big_product"), run(project, "big_product")
+    assert not first["cached"] and second["cached"]
+    np.testing.assert_array_equal(second["out"], first["out"])
+    t = np.tile(X, 40)
+    m = np.outer(t, t)
+    np.testing.assert_allclose(first["out"], np.tanh(m @ m).sum(0)[:7], rtol=1e-4)
+    metas = [json.loads(p.read_text().partition("\n")[2])
+             for p in cache.glob("compiled/*/*/meta.json")]
+    assert sorted(m["name"] for m in metas) == ["redraft_main", "runtime"]
+    assert next(m for m in metas if m["name"] == "redraft_main")["needs_runtime"]
+
+
 def test_a_changed_callee_in_another_file_recompiles(project):
     src, _ = project
     run(project)
@@ -145,9 +164,10 @@ def test_cache_command_line(project, capsys, monkeypatch):
     run(project)
     monkeypatch.setenv("REDRAFT_CACHE_DIR", str(cache))
     assert main(["cache", "info"]) == 0
-    assert "1 entries" in capsys.readouterr().out
+    entries = len(list(cache.glob("compiled/*/*")))
+    assert f"{entries} entries" in capsys.readouterr().out
     assert main(["cache", "clear"]) == 0
-    assert "removed 1 entries" in capsys.readouterr().out
+    assert f"removed {entries} entries" in capsys.readouterr().out
     assert not list(cache.glob("compiled/*/*"))
 
 
