@@ -42,21 +42,29 @@ def load_module(path: pathlib.Path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    sys.path.insert(0, str(path.parent.resolve()))
     try:
         spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent.resolve()))
+    except Exception as e:
+        raise BuildError(f"{path}: importing it failed: {type(e).__name__}: {e}") from e
     return module
 
 
 def build(path: str | pathlib.Path, out: str | pathlib.Path, target: str | None = None,
           emit_source: bool = False, log: Callable[[str], None] = print) -> BuildResult:
     """Build every export of the module at `path` into `out`."""
+    folder = str(pathlib.Path(path).parent.resolve())
+    sys.path.insert(0, folder)  # for the module's own imports, at import and staging time
+    try:
+        return _build(pathlib.Path(path), pathlib.Path(out), target, emit_source, log)
+    finally:
+        sys.path.remove(folder)
+
+
+def _build(path: pathlib.Path, out: pathlib.Path, target: str | None, emit_source: bool,
+           log: Callable[[str], None]) -> BuildResult:
     from redraft.compiler.aot import glue, objects, package
     from redraft.compiler.aot.target import cpu_key, target_machine
 
-    path, out = pathlib.Path(path), pathlib.Path(out)
     module = load_module(path)
     exports = REGISTRY.get(module.__name__, [])
     if not exports:

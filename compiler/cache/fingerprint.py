@@ -72,7 +72,7 @@ class _Walker:
             self.put(f"Array:weak={v._weak}")
             self.add(np.asarray(v))
         elif isinstance(v, types.ModuleType):
-            self.put(f"module:{v.__name__}")
+            self.put(f"module:{v.__name__}@{_version(v.__name__)}")
         elif isinstance(v, types.FunctionType):
             self.function(v)
         elif isinstance(v, types.MethodType):
@@ -109,7 +109,7 @@ class _Walker:
             return
         if not isinstance(v, (type, np.ufunc, types.BuiltinFunctionType)):
             return self.wrapper(v)
-        self.put(f"lib:{module}.{name}")
+        self.put(f"lib:{module}.{name}@{_version(module)}")
 
     def wrapper(self, v) -> None:
         """jit, vmap and other redraft objects around a user function: their type, their
@@ -133,6 +133,7 @@ class _Walker:
         code = f.__code__
         self.put(f"function:{f.__module__}.{f.__qualname__}")
         if _is_library(f.__module__):
+            self.put(_version(f.__module__))
             cells = _cells(f)  # a transform's closure: the user's function and options
             for name in sorted(cells):
                 if not isinstance(cells[name], dict):  # dicts there are memo tables
@@ -177,6 +178,12 @@ def _names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             names |= _names(const)
     return names
+
+
+def _version(module: str | None) -> str:
+    """The installed version of a library module's package (an upgrade changes the key)."""
+    root = sys.modules.get((module or "").split(".")[0])
+    return str(getattr(root, "__version__", ""))
 
 
 def _is_array(v) -> bool:

@@ -147,6 +147,21 @@ def test_a_corrupted_entry_is_never_loaded_and_is_rewritten(project, victim):
     assert run(project)["cached"]
 
 
+def test_concurrent_writers_leave_one_sound_entry(project):
+    src, cache = project
+    env = dict(os.environ, REDRAFT_CACHE="1", REDRAFT_CACHE_DIR=str(cache),
+               PYTHONPATH=str(src))
+    procs = [subprocess.Popen([sys.executable, str(src / "run.py"), "model", "null"],
+                              env=env, cwd=src, stdout=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [json.loads(p.communicate()[0].splitlines()[-1]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert all(o["out"] == outs[0]["out"] for o in outs)
+    assert len(list(cache.glob("compiled/*/*/meta.json"))) == 1
+    assert not list(cache.glob("compiled/*/.*"))  # no staging folder left behind
+    assert run(project)["cached"]
+
+
 def test_cache_off_with_redraft_cache_0(project):
     src, cache = project
     env = dict(os.environ, REDRAFT_CACHE="0", REDRAFT_CACHE_DIR=str(cache),
