@@ -61,6 +61,7 @@ class ReverseMode:
         self.array_vars = _array_operands(fn)
         self.sites = _assignment_sites(fn.body)
         self.filled: set[str] = set()  # primals whose bars some path fills with zeros
+        self.loop_depth = 0  # how many reversed loops enclose the statements being reversed
 
     # ---- names -----------------------------------------------------------------------------
     def bar(self, var: str) -> str:
@@ -208,11 +209,13 @@ class ReverseMode:
         orelse = self.backward(s.orelse)
         else_defined = self.defined
         local = {self.bar(n) for n in _assigned_only_in(s, self.sites)}
+        if self.loop_depth:  # a branch that skips `a = ...` keeps the earlier iteration's a
+            local -= before
         union = (then_defined | else_defined) - local  # nothing before `s` reads its locals
         for b in sorted(union - then_defined):
-            then.append(self.fill(b, s.origin))
+            then.append(self.reset(b, s.origin) if b in before else self.fill(b, s.origin))
         for b in sorted(union - else_defined):
-            orelse.append(self.fill(b, s.origin))
+            orelse.append(self.reset(b, s.origin) if b in before else self.fill(b, s.origin))
         self.defined = union
         if then or orelse:
             out.append(ir.If(s.cond, then, orelse, s.origin))
@@ -222,6 +225,12 @@ class ReverseMode:
         some paths define: `define_on_all_paths` then binds it to None on the others)."""
         self.filled.add(self.bar_of[bar])
         return self.zeros(self.bar_of[bar], origin)
+
+    def reset(self, bar: str, origin) -> ir.Assign:
+        """`x_bar = zeros_like(x_bar)` for a bar that held a value before a statement that
+        assigns x was reversed: the value x had before that statement gets no cotangent
+        from what came after it."""
+        return ir.Assign((bar,), ir.Call(helper("zeros_like"), (ir.Var(bar),)), origin)
 
     def reverse_loop(self, s, out: list) -> None:
         """for saved in reversed(tape): restore, recompute the body, run its adjoint."""
@@ -243,10 +252,14 @@ class ReverseMode:
         if isinstance(s, ir.While) and ir.block_writes(s.cond_body) & ir.block_reads(body):
             recompute = list(s.cond_body) + recompute
         outer_filled, self.filled = self.filled, set()
+        self.loop_depth += 1
         adjoint = self.backward(body)
-        for var in sorted(reads_outside | {c for c in carried if c in self.active}):
-            if self.bar(var) not in self.defined:
-                adjoint.append(self.zeros(var, s.origin))
+        self.loop_depth -= 1
+        # Each bar held on entry must hold a value again at the end of every reversed
+        # iteration: zero for a name the iteration assigned (the earlier iteration's value
+        # was overwritten unread), the reads' contributions for a carried one.
+        for b in sorted(entry - self.defined):
+            adjoint.append(self.reset(b, s.origin))
         self.defined = entry
         replay = [restore] + self.forward(recompute)
         _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
