@@ -372,3 +372,104 @@ def test_full_derivative_in_the_fill_value():
     close(redraft.grad(lambda v: jnp.sum(jnp.full((3,), v)))(np.float32(1.5)), 3.0)
     _, t = redraft.jvp(lambda v: jnp.full((2, 2), v), (np.float32(1.5),), (np.float32(2.0),))
     close(t, np.full((2, 2), 2.0))
+
+
+# ---- structural zeros: the branch a selection did not take, and only that ---------------------------
+
+def untaken_exp(x):
+    return jnp.sum(jnp.where(x < 50.0, jnp.exp(x), 0.0))
+
+
+def untaken_sqrt(x):
+    return jnp.sum(jnp.where(x > 0.0, jnp.sqrt(x), 0.0))
+
+
+def _doubled_exp(x):
+    return jnp.exp(x) * 2.0
+
+
+def untaken_through_a_call(x):
+    return jnp.sum(jnp.where(x < 50.0, _doubled_exp(x), 0.0))
+
+
+def untaken_by_two_wheres(x):
+    y = jnp.exp(x)
+    return jnp.sum(jnp.where(x < 50.0, y, 0.0) + jnp.where(x < 60.0, y * 3.0, 1.0))
+
+
+def untaken_by_minimum(x):
+    return jnp.sum(jnp.minimum(jnp.exp(x), 1.0))
+
+
+def untaken_by_clip(x):
+    return jnp.sum(jnp.clip(jnp.exp(x), 0.0, 1.0))
+
+
+def untaken_by_select(x):
+    from redraft import lax
+    return jnp.sum(lax.select(x < 50.0, jnp.exp(x), jnp.zeros_like(x)))
+
+
+UNTAKEN = [untaken_exp, untaken_through_a_call, untaken_by_two_wheres, untaken_by_minimum,
+           untaken_by_clip, untaken_by_select]
+EDGE = np.array([1.0, 100.0], np.float32)  # exp(100) overflows float32
+
+
+@pytest.mark.parametrize("f", UNTAKEN, ids=ids(UNTAKEN))
+def test_untaken_branch_stays_zero_against_an_infinite_partial(f):
+    slope = {untaken_through_a_call: 2.0, untaken_by_two_wheres: 4.0}.get(f, 1.0)
+    if f in (untaken_by_minimum, untaken_by_clip):
+        slope = 0.0  # exp(1) > 1: the bound is taken at both points
+    want = np.array([slope * np.e, 0.0])
+    for grad in (redraft.grad(f), redraft.jit(redraft.grad(f))):
+        close(grad(EDGE), want)
+    close(redraft.vmap(redraft.grad(f))(np.stack([EDGE, EDGE])), np.stack([want, want]))
+    _, hvp = redraft.jvp(redraft.grad(f), (EDGE,), (np.ones(2, np.float32),))
+    close(hvp, want)
+
+
+def test_untaken_sqrt_of_a_negative_number_stays_zero():
+    close(redraft.grad(untaken_sqrt)(np.array([-1.0, 0.0, 4.0], np.float32)), [0.0, 0.0, 0.25])
+
+
+def test_second_derivative_of_an_untaken_branch_stays_zero():
+    def scalar(x):
+        return jnp.where(x < 50.0, jnp.exp(x), 0.0)
+
+    assert float(redraft.grad(redraft.grad(scalar))(np.float32(100.0))) == 0.0
+    close(redraft.grad(redraft.grad(scalar))(np.float32(1.0)), np.e)
+
+
+def softplus_as_written(x):
+    return jnp.log1p(jnp.exp(x))
+
+
+def test_softplus_as_written_has_its_true_derivative_at_overflow():
+    """Issue 8, case 3: 0.0 before (JAX gives NaN); sigmoid(100) = 1 is the truth."""
+    x = np.float32(100.0)
+    close(redraft.grad(softplus_as_written)(x), 1.0)
+    close(redraft.jit(redraft.grad(softplus_as_written))(x), 1.0)
+    out, tangent = redraft.jvp(softplus_as_written, (x,), (np.float32(1.0),))
+    assert np.isinf(float(out))  # the value is what the function computes, unchanged
+    close(tangent, 1.0)
+    xs = np.array([-100.0, -2.0, 0.0, 3.0, 100.0], np.float32)
+    sig = 1.0 / (1.0 + np.exp(-xs.astype(np.float64)))
+    close(redraft.vmap(redraft.grad(softplus_as_written))(xs), sig)
+    close(redraft.vmap(redraft.grad(redraft.grad(softplus_as_written)))(xs), sig * (1 - sig))
+
+
+def log_of_exp(x):
+    return jnp.log(jnp.exp(x))
+
+
+def exp_times_zero(x):
+    return jnp.sum(jnp.exp(x) * 0.0)
+
+
+def test_a_taken_path_gets_nan_where_its_arithmetic_has_no_derivative_never_zero():
+    """exp(100) overflows on a path the function takes: its rules meet 0 * inf, which is
+    NaN (as in JAX); the NaN-safe products once turned it into a made-up 0."""
+    assert np.isnan(float(redraft.grad(log_of_exp)(np.float32(100.0))))
+    close(redraft.grad(log_of_exp)(np.float32(1.0)), 1.0)
+    got = np.asarray(redraft.grad(exp_times_zero)(EDGE))
+    assert got[0] == 0.0 and np.isnan(got[1])
