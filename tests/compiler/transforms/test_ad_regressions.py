@@ -246,12 +246,100 @@ def np_full_like_of_element(x):
     return np.sum(np.full_like(x, x[2]) ** 2 * x)
 
 
+def rebound_then_loop(x):  # found by hand: exp's rule read the loop's y
+    y = jnp.exp(x * 0.3)
+    x = x * 2.0
+    for i in range(2):
+        y = y * x
+        x = jnp.sin(x)
+    return jnp.sum(y + x)
+
+
+def np_rebound_then_loop(x):
+    y = np.exp(x * 0.3)
+    x = x * 2.0
+    for i in range(2):
+        y = y * x
+        x = np.sin(x)
+    return np.sum(y + x)
+
+
+def nested_loop_after_tanh(x):
+    h = x
+    for i in range(2):
+        h = jnp.tanh(h)
+        for j in range(2):
+            h = h + 0.1 * jnp.sin(h)
+    return jnp.sum(h * h)
+
+
+def np_nested_loop_after_tanh(x):
+    h = x
+    for i in range(2):
+        h = np.tanh(h)
+        for j in range(2):
+            h = h + 0.1 * np.sin(h)
+    return np.sum(h * h)
+
+
+def loops_in_both_branches(x):
+    y = x
+    if jnp.sum(x) > 0:
+        y = y * 2.0
+        for i in range(2):
+            y = jnp.sin(y)
+    else:
+        for i in range(2):
+            y = jnp.cos(y)
+    return jnp.sum(y * x)
+
+
+def np_loops_in_both_branches(x):
+    y = x
+    if np.sum(x) > 0:
+        y = y * 2.0
+        for i in range(2):
+            y = np.sin(y)
+    else:
+        for i in range(2):
+            y = np.cos(y)
+    return np.sum(y * x)
+
+
+def alias_then_loop(x):
+    v = jnp.tanh(x)
+    w = v
+    for i in range(3):
+        v = v * 0.5
+    return jnp.sum(w * v)
+
+
+def np_alias_then_loop(x):
+    v = np.tanh(x)
+    return np.sum(v * v * 0.125)
+
+
+def exp_then_loop(x):
+    y = jnp.exp(x)
+    for i in range(2):
+        y = y / (1.0 + y)
+    return jnp.sum(jnp.log(y))
+
+
+def np_exp_then_loop(x):
+    y = np.exp(x)
+    for i in range(2):
+        y = y / (1.0 + y)
+    return np.sum(np.log(y))
+
+
 PROGRAMS = [tanh_then_loop, param_rebound_to_constant, param_rebound_then_used,
             assigned_in_loop, assigned_from_carried, assigned_on_one_iteration,
             first_defined_in_loop_branch, loop_in_if, rebound_then_loop_in_if,
             loop_in_value_if, loop_in_while, loop_with_break, nested_loops, full_of_element,
-            full_like_of_element]
-NO_JIT = {loop_in_value_if}  # an `if` on a traced value cannot be compiled (as in JAX)
+            full_like_of_element, rebound_then_loop, nested_loop_after_tanh,
+            loops_in_both_branches, alias_then_loop, exp_then_loop]
+NO_JIT = {loop_in_value_if, loops_in_both_branches}  # an `if` on a traced value cannot be compiled (as in JAX)
 X = np.array([0.3, -0.5, 0.8])
 U = np.array([0.6, 0.2, -0.7])
 V = np.array([-0.4, 0.9, 0.5])
