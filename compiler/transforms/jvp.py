@@ -18,8 +18,8 @@ from redraft.compiler.transforms.common import (ADD, Names, TransformError, acti
                                                 where)
 from redraft.compiler.transforms.inline import inline
 from redraft.compiler.transforms.loops import index_active_loops
-from redraft.compiler.transforms.stable_forms import fuse_stable_forms
 from redraft.compiler.transforms.registry import rules_for
+from redraft.compiler.transforms.stable_forms import fuse_stable_forms
 
 
 def jvp_function(fn: ir.Function, active: tuple[bool, ...], name: str | None = None

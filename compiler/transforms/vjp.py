@@ -31,8 +31,8 @@ from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformEr
 from redraft.compiler.transforms.custom import is_custom
 from redraft.compiler.transforms.inline import inline, substitute_atoms
 from redraft.compiler.transforms.loops import index_active_loops
-from redraft.compiler.transforms.stable_forms import fuse_stable_forms
 from redraft.compiler.transforms.registry import rules_for
+from redraft.compiler.transforms.stable_forms import fuse_stable_forms
 
 STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict)
 

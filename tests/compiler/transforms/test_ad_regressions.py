@@ -6,7 +6,9 @@ gives a loop fresh carried names); a reversed loop body that kept the cotangent 
 assigns; parameters rebound in loops nested in `if`/`while`/`break`; `jnp.full` with a traced
 fill value. Every program is a function of one float vector with a scalar result, so one
 harness checks grad, jvp, vjp, jit(grad), vmap(grad), both Hessian-vector products and
-grad of grad along a line.
+grad of grad along a line. Then the NaN-safe rules: the untaken side of a selection stays
+exactly zero against an infinite partial, a taken path is never zeroed (NaN where its
+arithmetic has no derivative), and log1p(exp(x)) has its true derivative at overflow.
 """
 import numpy as np
 import pytest
@@ -42,7 +44,7 @@ def close(got, want, scale=1.0):
                                atol=ATOL * max(1.0, scale))
 
 
-# ---- the programs, each with its NumPy twin ---------------------------------------------------------
+# ---- the programs, each with its NumPy twin ------------------------------------------------------
 
 def tanh_then_loop(x):  # issue 8, case 1, on one vector
     h = jnp.tanh(x * 0.7)
@@ -339,7 +341,8 @@ PROGRAMS = [tanh_then_loop, param_rebound_to_constant, param_rebound_then_used,
             loop_in_value_if, loop_in_while, loop_with_break, nested_loops, full_of_element,
             full_like_of_element, rebound_then_loop, nested_loop_after_tanh,
             loops_in_both_branches, alias_then_loop, exp_then_loop]
-NO_JIT = {loop_in_value_if, loops_in_both_branches}  # an `if` on a traced value cannot be compiled (as in JAX)
+# an `if` on a traced value cannot be compiled (as in JAX)
+NO_JIT = {loop_in_value_if, loops_in_both_branches}
 X = np.array([0.3, -0.5, 0.8])
 U = np.array([0.6, 0.2, -0.7])
 V = np.array([-0.4, 0.9, 0.5])
@@ -407,7 +410,7 @@ def test_grad_of_grad_along_a_line(f):
     close(redraft.grad(redraft.grad(along))(np.float32(0.0)), want, abs(want))
 
 
-# ---- the programs exactly as issue 8 gives them ----------------------------------------------------
+# ---- the programs exactly as issue 8 gives them --------------------------------------------------
 
 def issue_case_1(x, w):
     h = jnp.tanh(x @ w)
@@ -462,7 +465,7 @@ def test_full_derivative_in_the_fill_value():
     close(t, np.full((2, 2), 2.0))
 
 
-# ---- structural zeros: the branch a selection did not take, and only that ---------------------------
+# ---- structural zeros: the branch a selection did not take, and only that ------------------------
 
 def untaken_exp(x):
     return jnp.sum(jnp.where(x < 50.0, jnp.exp(x), 0.0))
