@@ -275,6 +275,18 @@ def unbroadcast_zero_mask(mask, x):
     return unbroadcast(jnp.where(mask, 0.0, 1.0), x) == 0
 
 
+def zero_indicator(mask):
+    """0.0 where `mask` marks a structural zero, 1.0 elsewhere: moved by a rearranging
+    op's own reverse rule, it gives the mask of that op's argument (indicator_zero)."""
+    jnp = _jnp()
+    return jnp.where(mask, 0.0, 1.0)
+
+
+def indicator_zero(moved):
+    """Structurally zero where no unmasked position was moved or summed into."""
+    return moved == 0
+
+
 def log1p_exp(x):
     """log1p(exp(x)), computed as written (the same value); its derivative rules use the
     stable sigmoid(x), where the chain of log1p's and exp's rules gives inf/inf."""

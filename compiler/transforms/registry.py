@@ -32,6 +32,7 @@ class OpRules:
     static: set[str] = field(default_factory=set)
     zeros: dict[str, Callable] = field(default_factory=dict)  # see defzeros
     elementwise: bool = False  # see defelementwise
+    rearranging: bool = False  # see defrearranging
 
 
 RULES: dict[int, OpRules] = {}
@@ -105,6 +106,13 @@ def defelementwise(*ops: Callable) -> None:
     structural zero of `g` is one of the argument's cotangent at the same position."""
     for op in ops:
         _entry(op).elementwise = True
+
+
+def defrearranging(*ops: Callable) -> None:
+    """Each reverse rule of these ops only moves, copies or sums entries of `g` (reshape,
+    transpose, indexing, sum), so it moves g's structural zeros along with them."""
+    for op in ops:
+        _entry(op).rearranging = True
 
 
 def rules_for(op) -> OpRules | None:

@@ -64,6 +64,7 @@ class ReverseMode:
         self.bar_of: dict[str, str] = {}  # bar name -> primal name
         self.tapes: dict[int, str] = {}
         self.array_vars = _array_operands(fn)
+        self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
         self.filled: set[str] = set()  # primals whose bars some path fills with zeros
         self.loop_depth = 0  # how many reversed loops enclose the statements being reversed
@@ -380,7 +381,19 @@ class ReverseMode:
     def contribution_mask(self, rules, p: str, bound: dict, g: ir.Atom, ans: ir.Atom,
                           zero: ir.Atom | None, out: list, origin) -> ir.Atom | None:
         """Where the cotangent an elementwise op gives its argument `p` is structurally zero:
-        where g is (`zero`), or where the op did not select `p` (its defzeros rule)."""
+        where g is (`zero`), or where the op did not select `p` (its defzeros rule); for a
+        rearranging op, where its own rule moves g's structural zeros."""
+        if rules.rearranging and zero is not None:
+            a = bound[p]
+            if rules.op in STRUCTURAL_OPS and not (isinstance(a, ir.Var)
+                                                   and a.name in self.array_values):
+                return None  # a tuple or list indexed: its cotangent is no array
+            rule = rules.vjp[p]
+            indicator = self.mask_op("zero_indicator", zero, out=out, origin=origin)
+            stmts, moved = inline(rule, rule_args(rule, bound, [indicator, ans]),
+                                  self.names.fresh, origin)
+            out.extend(stmts)
+            return self.mask_op("indicator_zero", moved, out=out, origin=origin)
         if not rules.elementwise:
             return None
         own = rules.zeros.get(p)
@@ -389,17 +402,18 @@ class ReverseMode:
                                      origin)
             out.extend(stmts)
             zero = own_atom if zero is None else self.mask_op("zero_mask_or", zero, own_atom,
-                                                              out, origin)
+                                                              out=out, origin=origin)
         if zero is None:
             return None
         call = ir.Call(helper("unbroadcast_zero_mask"), (zero, bound[p]))
         if broadcasting_simplifier(bound, p)(ir.Call(helper("unbroadcast"), call.args)):
             return zero  # no operand broadcast: the mask has the argument's shape
-        return self.mask_op("unbroadcast_zero_mask", zero, bound[p], out, origin)
+        return self.mask_op("unbroadcast_zero_mask", zero, bound[p], out=out, origin=origin)
 
-    def mask_op(self, name: str, a: ir.Atom, b: ir.Atom, out: list, origin) -> ir.Var:
+    def mask_op(self, name: str, *args: ir.Atom, out: list, origin) -> ir.Var:
+        """`zero = ad.<name>(*args)`, a statement on structural-zero masks."""
         t = self.names.fresh("zero")
-        out.append(ir.Assign((t,), ir.Call(helper(name), (a, b)), origin))
+        out.append(ir.Assign((t,), ir.Call(helper(name), args), origin))
         return ir.Var(t)
 
     def set_mask(self, bar: str, zero: ir.Atom | None) -> None:
@@ -444,7 +458,7 @@ class ReverseMode:
             return
         old = self.masks.pop(b, None)
         if old is not None and zero is not None:
-            self.masks[b] = self.mask_op("zero_mask_and", old, zero, out, origin)
+            self.masks[b] = self.mask_op("zero_mask_and", old, zero, out=out, origin=origin)
         if structural or var.name not in self.array_vars:
             expr = ir.Call(helper("add"), (ir.Var(b), contribution))
         else:
@@ -484,6 +498,19 @@ def _keep_structural_zeros(stmts: list[ir.Stmt], g: ir.Atom, zero: ir.Atom) -> l
             continue
         scaled |= set(s.targets)
         out.append(s)
+    return out
+
+
+def _array_results(fn: ir.Function) -> set[str]:
+    """Names that elementwise or rearranging array operations assign: arrays, surely."""
+    out = set()
+    for s in ir.walk_stmts(fn.body):
+        if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Call)
+                and isinstance(s.expr.fn, ir.Ref)):
+            rules = rules_for(s.expr.fn.value)
+            if rules is not None and s.expr.fn.value not in STRUCTURAL_OPS and (
+                    rules.elementwise or rules.rearranging):
+                out.add(s.targets[0])
     return out
 
 

@@ -55,7 +55,7 @@ defvjp(ad.attr_add, lambda ct, ans, obj, name, g: getattr(ct, name), argnames=("
 
 for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.size, ad.pick_first,
             ad.inside, ad.zero_mask, ad.zero_mask_or, ad.zero_mask_and,
-            ad.unbroadcast_zero_mask):
+            ad.unbroadcast_zero_mask, ad.zero_indicator, ad.indicator_zero):
     defnondiff(_op, "its value does not depend on its argument's value")
 
 defstatic(ad.unbroadcast, "x")

@@ -6,7 +6,7 @@ from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                  defstatic, defvjp)
+                                                  defrearranging, defstatic, defvjp)
 
 # ---- shape -------------------------------------------------------------------------------------
 
@@ -122,6 +122,9 @@ for _op in (jnp.shape, jnp.ndim, jnp.size, len, range, int, bool, jnp.zeros_like
             jnp.ones_like, jnp.zeros, jnp.ones, jnp.eye, jnp.arange, jnp.linspace,
             jnp.empty, jnp.empty_like, jnp.result_type, isinstance, type, print):
     defnondiff(_op, "its value does not depend on its arguments' values")
+
+defrearranging(jnp.reshape, jnp.ravel, jnp.transpose, jnp.expand_dims, jnp.squeeze,
+               jnp.swapaxes, jnp.moveaxis, jnp.broadcast_to, jnp.sum, operator.getitem)
 
 # full: every element is the fill value (a scalar, or an array repeated along new axes)
 defjvp(jnp.full, lambda fill_value_dot, ans, shape, fill_value, dtype=None:

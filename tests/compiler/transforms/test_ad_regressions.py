@@ -564,3 +564,30 @@ def test_a_taken_path_gets_nan_where_its_arithmetic_has_no_derivative_never_zero
     close(redraft.grad(log_of_exp)(np.float32(1.0)), 1.0)
     got = np.asarray(redraft.grad(exp_times_zero)(EDGE))
     assert got[0] == 0.0 and np.isnan(got[1])
+
+
+def untaken_after_reshape(x):
+    return jnp.sum(jnp.where(x.reshape(2, 2) < 50.0, jnp.exp(x).reshape(2, 2), 0.0))
+
+
+def untaken_after_broadcast(x):
+    return jnp.sum(jnp.where(x < 50.0, jnp.exp(x)[None, :] * jnp.ones((3, 1)), 0.0))
+
+
+def untaken_element(x):
+    return jnp.where(x[1] < 50.0, jnp.exp(x)[1], 0.0) + jnp.sum(x.T)
+
+
+REARRANGED = [untaken_after_reshape, untaken_after_broadcast, untaken_element]
+
+
+@pytest.mark.parametrize("f", REARRANGED, ids=ids(REARRANGED))
+def test_structural_zeros_move_through_reshapes_indexing_and_sums(f):
+    x = np.array([1.0, 100.0, 2.0, 3.0], np.float32)
+    e = np.exp(x.astype(np.float64))
+    want = {untaken_after_reshape: e, untaken_after_broadcast: 3 * e,
+            untaken_element: np.ones(4)}[f]
+    want[1] = 0.0 if f is not untaken_element else 1.0
+    for grad in (redraft.grad(f), redraft.jit(redraft.grad(f))):
+        close(grad(x), want, np.abs(want).max())
+    close(redraft.vmap(redraft.grad(f))(np.stack([x, x]))[0], want, np.abs(want).max())
