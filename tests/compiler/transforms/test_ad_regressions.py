@@ -591,3 +591,41 @@ def test_structural_zeros_move_through_reshapes_indexing_and_sums(f):
     for grad in (redraft.grad(f), redraft.jit(redraft.grad(f))):
         close(grad(x), want, np.abs(want).max())
     close(redraft.vmap(redraft.grad(f))(np.stack([x, x]))[0], want, np.abs(want).max())
+
+
+# ---- known wrong, kept as strict xfails ---------------------------------------------------------
+
+def defined_on_one_path_then_loop(x, flag):
+    if flag:
+        h = jnp.tanh(x)
+    for j in range(2):
+        h = h * 0.5 + jnp.sin(h)
+    return jnp.sum(h)
+
+
+@pytest.mark.xfail(strict=True, reason="a carried name that may be unbound before the loop "
+                   "keeps its version (ssa.py: copying it could raise), so tanh's rule reads "
+                   "the value the loop left")
+def test_loop_over_a_name_defined_on_one_path():
+    def reference(a):
+        h = np.tanh(a)
+        for j in range(2):
+            h = h * 0.5 + np.sin(h)
+        return np.sum(h)
+
+    x = np.array([0.3, 0.5])
+    want = fd_grad(reference, x)
+    close(redraft.grad(defined_on_one_path_then_loop)(x.astype(np.float32), True), want)
+
+
+def untaken_after_a_loop(x):
+    y = jnp.exp(x)
+    for i in range(1):
+        y = y * 1.0
+    return jnp.sum(jnp.where(x < 50.0, y, 0.0))
+
+
+@pytest.mark.xfail(strict=True, reason="structural-zero masks are not carried through a "
+                   "reversed loop: exp's rule meets 0 * inf as NaN (as in JAX)")
+def test_untaken_branch_through_a_loop_stays_zero():
+    close(redraft.grad(untaken_after_a_loop)(EDGE), [np.e, 0.0])
