@@ -3,8 +3,9 @@
 Expects: lowered Core (compiler/frontend/normalize.py). Guarantees: in straight-line code a
 name is never reassigned (a reassignment of `x` becomes `x_1`), so reverse mode may read any
 forward value by its name; a branch that changes `x` ends by copying into one merged name;
-a loop that changes `x` writes the new value back into the name `x` had before the loop (the
-loop-carried name), so the loop's state is exactly its carried names.
+a loop that changes `x` starts from a copy of `x` into a fresh loop-carried name, which only
+the loop writes (its body ends by writing the new value back into it), so the loop's state
+is exactly its carried names and the value `x` had before the loop outlives the loop.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ class Renamer:
     def __init__(self, params: tuple[str, ...], coalesce: bool = True):
         self.used: set[str] = set(params)
         self.coalesce = coalesce
+        self.maybe_unbound: set[str] = set()  # versions some path reaches without a value
 
     def fresh(self, base: str) -> str:
         if base not in self.used:
@@ -60,9 +62,9 @@ class Renamer:
         if isinstance(s, ir.If):
             return [self.if_(s, env)]
         if isinstance(s, ir.For):
-            return [self.for_(s, env)]
+            return self.for_(s, env)
         if isinstance(s, ir.While):
-            return [self.while_(s, env)]
+            return self.while_(s, env)
         raise TypeError(f"not a Core statement: {s!r}")
 
     def if_(self, s: ir.If, env: dict) -> ir.If:
@@ -76,6 +78,7 @@ class Renamer:
                 env[name] = a
             elif a is None or b is None:
                 env[name] = a or b  # defined on one path only, as Python allows
+                self.maybe_unbound.add(env[name])
             else:
                 merged = self.fresh(name)
                 body.append(ir.Assign((merged,), ir.Var(a), s.origin))
@@ -87,10 +90,11 @@ class Renamer:
 
     def loop(self, blocks: list[list[ir.Stmt]], env: dict, origin, bound: str | None = None,
              cond: ir.Atom | None = None):
-        """Rename a loop's blocks (cond block first for while); carried names keep their
-        pre-loop version. Returns (blocks, renamed cond, env after the loop)."""
+        """Rename a loop's blocks (cond block first for while). Returns (the copies into
+        fresh carried names to put before the loop, blocks, renamed cond, env after)."""
         written = set().union(*(ir.block_writes(b) for b in blocks))
         carried = {n for n in written if n in env}
+        entry = self.entry_copies(carried, env, origin)
         inner = dict(env)
         if bound is not None:
             inner[bound] = self.fresh(bound)
@@ -104,26 +108,40 @@ class Renamer:
         after = dict(env)
         for name in written - carried:
             after[name] = inner[name]
+            self.maybe_unbound.add(inner[name])  # after a loop that ran no iteration
         if bound is not None:
             after[bound] = inner[bound]
         if self.coalesce:
             out[-1] = _coalesce_carried(out[-1], {env[n] for n in carried})
-        return out, cond, after
+        return entry, out, cond, after
 
-    def for_(self, s: ir.For, env: dict) -> ir.For:
+    def entry_copies(self, carried: set[str], env: dict, origin) -> list[ir.Stmt]:
+        """`x_1 = x` for each carried `x`, with `env` moved to the fresh version: the loop
+        writes only names of its own, so no value made before it is overwritten. A name
+        that may be unbound before the loop keeps its version (copying it could raise)."""
+        copies: list[ir.Stmt] = []
+        for name in sorted(carried):
+            if env[name] in self.maybe_unbound:
+                continue
+            version = self.fresh(name)
+            copies.append(ir.Assign((version,), ir.Var(env[name]), origin))
+            env[name] = version
+        return copies
+
+    def for_(self, s: ir.For, env: dict) -> list[ir.Stmt]:
         iterable = self.atom(s.iter, env)
-        (body,), _, after = self.loop([s.body], env, s.origin, bound=s.target)
+        entry, (body,), _, after = self.loop([s.body], env, s.origin, bound=s.target)
         target = after[s.target]
         env.clear()
         env.update(after)
-        return ir.For(target, iterable, body, s.origin)
+        return entry + [ir.For(target, iterable, body, s.origin)]
 
-    def while_(self, s: ir.While, env: dict) -> ir.While:
-        (cond_body, body), cond, after = self.loop([s.cond_body, s.body], env, s.origin,
-                                                   cond=s.cond)
+    def while_(self, s: ir.While, env: dict) -> list[ir.Stmt]:
+        entry, (cond_body, body), cond, after = self.loop([s.cond_body, s.body], env,
+                                                          s.origin, cond=s.cond)
         env.clear()
         env.update(after)
-        return ir.While(cond_body, cond, body, s.origin)
+        return entry + [ir.While(cond_body, cond, body, s.origin)]
 
 
 def _coalesce_carried(block: list[ir.Stmt], carried: set[str]) -> list[ir.Stmt]:
@@ -141,10 +159,18 @@ def _coalesce_carried(block: list[ir.Stmt], carried: set[str]) -> list[ir.Stmt]:
         if j is not None and not any(carried_name in ir.stmt_reads(s) or
                                      carried_name in ir.stmt_writes(s) for s in block[j + 1:i]):
             block[j] = _retarget(block[j], version, carried_name)
-            block[j + 1:i] = [ir.substitute(s, {version: carried_name}) for s in block[j + 1:i]]
+            block[j + 1:i] = [_rename(s, version, carried_name) for s in block[j + 1:i]]
             del block[i]
         i -= 1
     return block
+
+
+def _rename(s: ir.Stmt, old: str, new: str) -> ir.Stmt:
+    """`s` with `old` renamed `new` where it reads and where it writes it (a loop nested in
+    `s` may carry `old`, writing it back at the end of its body)."""
+    def atom(a):
+        return ir.Var(new) if isinstance(a, ir.Var) and a.name == old else a
+    return ir.map_stmt(s, atom, lambda n: new if n == old else n)
 
 
 def _top_level_def(block: list[ir.Stmt], name: str) -> int | None:

@@ -218,27 +218,86 @@ def _same_type_buffers(a, b):
     return None
 
 
-def safe_div(g, d):
-    """g / d, but exactly 0 where g is 0: a cotangent that a `where` masked to zero stays
-    zero even when d is 0 in the branch not taken (JAX's NaN-gradient trap)."""
+def safe_div(g, d, zero=None):
+    """g / d, but exactly 0 where `zero` is True: the positions where g is a structural zero
+    (the untaken side of a `where`), so that a branch not taken, infinite or undefined
+    there, gives no NaN. Anywhere else the division is plain: a zero that comes from the
+    arithmetic (an overflow) meets an infinite factor as NaN, never as a made-up 0."""
+    if zero is None:
+        return g / d
     fast = _same_type_buffers(g, d)
-    if fast is not None:  # eager: one NumPy expression, no promotion
-        gb, db, weak = fast
+    if fast is not None and type(zero) is Array and type(zero._buf) is np.ndarray:
+        gb, db, weak = fast  # eager: one NumPy expression, no promotion
         with np.errstate(all="ignore"):
-            return wrap_host(np.where(gb == 0, gb.dtype.type(0), gb / db), weak)
+            return wrap_host(np.where(zero._buf, gb.dtype.type(0), gb / db), weak)
     jnp = _jnp()
-    return jnp.where(g == 0, 0.0, g / d)
+    return jnp.where(zero, 0.0, g / d)
 
 
-def safe_mul(g, f):
-    """g * f, but exactly 0 where g is 0 (f may be infinite there)."""
+def safe_mul(g, f, zero=None):
+    """g * f, but exactly 0 where `zero` (g's structural zeros) is True; see safe_div."""
+    if zero is None:
+        return g * f
     fast = _same_type_buffers(g, f)
-    if fast is not None:  # eager: one NumPy expression, no promotion
+    if fast is not None and type(zero) is Array and type(zero._buf) is np.ndarray:
         gb, fb, weak = fast
         with np.errstate(all="ignore"):
-            return wrap_host(np.where(gb == 0, gb.dtype.type(0), gb * fb), weak)
+            return wrap_host(np.where(zero._buf, gb.dtype.type(0), gb * fb), weak)
     jnp = _jnp()
-    return jnp.where(g == 0, 0.0, g * f)
+    return jnp.where(zero, 0.0, g * f)
+
+
+def zero_mask(mask, g):
+    """`mask` (True where a cotangent is structurally zero) as a bool array of g's shape;
+    None (no structural zeros) is all False."""
+    jnp = _jnp()
+    if mask is None:
+        return jnp.zeros(jnp.shape(g), dtype=bool)
+    return jnp.broadcast_to(jnp.asarray(mask, dtype=bool), jnp.shape(g))
+
+
+def zero_mask_or(a, b):
+    """Structurally zero where either mask says so (a `where` inside a masked chain)."""
+    jnp = _jnp()
+    return jnp.logical_or(a, b)
+
+
+def zero_mask_and(a, b):
+    """The structural zeros of a sum of two cotangents: where both are."""
+    jnp = _jnp()
+    return jnp.logical_and(a, b)
+
+
+def unbroadcast_zero_mask(mask, x):
+    """The mask summed down to x's shape, as unbroadcast sums a cotangent: a position is
+    structurally zero where every position summed into it is."""
+    jnp = _jnp()
+    return unbroadcast(jnp.where(mask, 0.0, 1.0), x) == 0
+
+
+def zero_indicator(mask):
+    """0.0 where `mask` marks a structural zero, 1.0 elsewhere: moved by a rearranging
+    op's own reverse rule, it gives the mask of that op's argument (indicator_zero)."""
+    jnp = _jnp()
+    return jnp.where(mask, 0.0, 1.0)
+
+
+def indicator_zero(moved):
+    """Structurally zero where no unmasked position was moved or summed into."""
+    return moved == 0
+
+
+def log1p_exp(x):
+    """log1p(exp(x)), computed as written (the same value); its derivative rules use the
+    stable sigmoid(x), where the chain of log1p's and exp's rules gives inf/inf."""
+    jnp = _jnp()
+    return jnp.log1p(jnp.exp(x))
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), without overflow at either end."""
+    jnp = _jnp()
+    return 0.5 * (jnp.tanh(0.5 * x) + 1.0)
 
 
 def safe_log(x):

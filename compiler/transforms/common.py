@@ -199,10 +199,10 @@ def rule_args(rule, bound: dict[str, ir.Atom], leading: list[ir.Atom]) -> dict:
 def broadcasting_simplifier(bound: dict[str, ir.Atom], param: str):
     """Peephole: `ad.unbroadcast(g, x)` / `ad.broadcast_like(t, ans)` are no-ops when every
     other operand of the op is a Python number (no broadcasting can have happened)."""
-    others = [a for k, a in bound.items() if k != param and isinstance(a, (ir.Var, ir.Const))]
-    trivial = all(isinstance(a, ir.Const) and isinstance(a.value, (int, float, type(None),
-                                                                    str, bool))
-                  for a in others if not (isinstance(a, ir.Const) and a.value is None))
+    others = [a for k, a in bound.items()
+              if k != param and isinstance(a, (ir.Var, ir.Const, ir.Ref))]
+    trivial = all(isinstance(a, (ir.Const, ir.Ref)) and isinstance(a.value, (
+        int, float, type(None), str, bool)) for a in others)  # a Ref: a closure's value
 
     def simplify(call: ir.Call):
         if not trivial or not isinstance(call.fn, ir.Ref):

@@ -30,6 +30,9 @@ class OpRules:
     linear_in: tuple[str, ...] = ()
     joint_jvp: dict[tuple[str, ...], Callable] = field(default_factory=dict)
     static: set[str] = field(default_factory=set)
+    zeros: dict[str, Callable] = field(default_factory=dict)  # see defzeros
+    elementwise: bool = False  # see defelementwise
+    rearranging: bool = False  # see defrearranging
 
 
 RULES: dict[int, OpRules] = {}
@@ -84,6 +87,32 @@ def defnondiff(op: Callable, reason: str) -> None:
 def deflinear(op: Callable, *argnames: str, signature=None) -> None:
     """`op` is linear in `argnames`: its tangent is `op` applied to the tangent."""
     _entry(op, signature).linear_in = argnames
+
+
+def defzeros(op: Callable, *masks: Callable | None, argnames=None) -> None:
+    """Where the cotangent to each leading argument is structurally zero: a rule (written
+    like a vjp rule, `lambda g, ans, condition, x, y: ...`) giving a bool mask, True where
+    the argument was not selected. Reverse mode keeps those zeros zero along the chain
+    that made the argument, however infinite its partials there (ad.safe_mul)."""
+    entry = _entry(op)
+    names = argnames or _arg_names(op, masks, entry.signature)
+    for name, mask in zip(names, masks):
+        if mask is not None:
+            entry.zeros[name] = mask
+
+
+def defelementwise(*ops: Callable) -> None:
+    """Each reverse rule of these ops is elementwise in `g` before its unbroadcast, so a
+    structural zero of `g` is one of the argument's cotangent at the same position."""
+    for op in ops:
+        _entry(op).elementwise = True
+
+
+def defrearranging(*ops: Callable) -> None:
+    """Each reverse rule of these ops only moves, copies or sums entries of `g` (reshape,
+    transpose, indexing, sum), so it moves g's structural zeros along with them."""
+    for op in ops:
+        _entry(op).rearranging = True
 
 
 def rules_for(op) -> OpRules | None:

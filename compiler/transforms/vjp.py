@@ -11,23 +11,28 @@ one name per variable, `x_bar`; calls to the user's other functions call their o
 backward function, made on demand.
 
 Modes: 'grad' (params) -> bars of a scalar output; 'vjp' (params, out_bar) -> (out, bars);
-'bwd' (params, out_bar) -> bars. With has_aux the function returns (out, aux).
+'bwd' (params, out_bar) -> bars; 'bwd_zero' (params, out_bar, out_zero) -> bars, where the
+bool array out_zero marks out_bar's structural zeros (the caller's `where` did not take
+those positions: see defzeros). With has_aux the function returns (out, aux).
 """
 from __future__ import annotations
 
 import operator
 
+import redraft.numpy as jnp
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
-from redraft.compiler.transforms import callees
+from redraft.compiler.transforms import ad_helpers, callees
 from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformError,
                                                 active_names, bind_call, bind_defaults,
                                                 broadcasting_simplifier, helper,
                                                 is_transformable_callable, positional_args,
                                                 rule_args, unsupported_op, where)
+from redraft.compiler.transforms.custom import is_custom
 from redraft.compiler.transforms.inline import inline, substitute_atoms
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
+from redraft.compiler.transforms.stable_forms import fuse_stable_forms
 
 STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict)
 
@@ -36,9 +41,9 @@ def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",
                  has_aux: bool = False, name: str | None = None,
                  single: bool | None = None) -> ir.Function:
     """The reverse-mode derivative of `fn` in the parameters flagged in `active`."""
-    if mode not in ("grad", "vjp", "bwd"):
+    if mode not in ("grad", "vjp", "bwd", "bwd_zero"):
         raise ValueError(f"unknown reverse mode {mode!r}")
-    fn = index_active_loops(bind_defaults(fn, len(active)),
+    fn = index_active_loops(fuse_stable_forms(bind_defaults(fn, len(active))),
                             {p for p, a in zip(fn.params, active) if a})
     if single is None:
         single = sum(active) == 1
@@ -59,8 +64,11 @@ class ReverseMode:
         self.bar_of: dict[str, str] = {}  # bar name -> primal name
         self.tapes: dict[int, str] = {}
         self.array_vars = _array_operands(fn)
+        self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
         self.filled: set[str] = set()  # primals whose bars some path fills with zeros
+        self.loop_depth = 0  # how many reversed loops enclose the statements being reversed
+        self.masks: dict[str, ir.Atom] = {}  # bar -> where it is structurally zero (defzeros)
 
     # ---- names -----------------------------------------------------------------------------
     def bar(self, var: str) -> str:
@@ -70,6 +78,7 @@ class ReverseMode:
 
     def zeros(self, var: str, origin) -> ir.Assign:
         b = self.bar(var)
+        self.masks.pop(b, None)
         return ir.Assign((b,), ir.Call(helper("zeros_like"), (ir.Var(var),)), origin)
 
     # ---- the function ------------------------------------------------------------------------
@@ -100,6 +109,11 @@ class ReverseMode:
             params = params + (seed,)
             if seed_active:
                 out.append(ir.Assign((self.bar(result.name),), ir.Var(seed), ret.origin))
+            if self.mode == "bwd_zero":
+                zero = self.names.fresh("out_zero")
+                params = params + (zero,)
+                if seed_active:
+                    self.masks[self.bar(result.name)] = ir.Var(zero)
         if seed_active:
             self.defined.add(self.bar(result.name))
             out.extend(self.backward(body))
@@ -117,12 +131,12 @@ class ReverseMode:
     def returns(self, result, aux, bars, origin) -> list[ir.Stmt]:
         stmts: list[ir.Stmt] = []
         bars_atom: ir.Atom
-        if self.single and self.mode in ("grad", "bwd"):
+        if self.single and self.mode in ("grad", "bwd", "bwd_zero"):
             bars_atom = bars[0]
         else:
             bars_atom = ir.Var(self.names.fresh("bars"))
             stmts.append(ir.Assign((bars_atom.name,), ir.Tuple(tuple(bars)), origin))
-        if self.mode == "bwd":
+        if self.mode in ("bwd", "bwd_zero"):
             items = (bars_atom,)
         elif self.mode == "grad":
             items = (bars_atom, aux) if self.has_aux else (bars_atom,)
@@ -201,19 +215,23 @@ class ReverseMode:
         return out
 
     def reverse_if(self, s: ir.If, out: list) -> None:
-        before = set(self.defined)
+        before, masks = set(self.defined), dict(self.masks)
         then = self.backward(s.body)
         then_defined = self.defined
-        self.defined = set(before)
+        self.defined, self.masks = set(before), dict(masks)
         orelse = self.backward(s.orelse)
         else_defined = self.defined
         local = {self.bar(n) for n in _assigned_only_in(s, self.sites)}
+        if self.loop_depth:  # a branch that skips `a = ...` keeps the earlier iteration's a
+            local -= before
         union = (then_defined | else_defined) - local  # nothing before `s` reads its locals
         for b in sorted(union - then_defined):
-            then.append(self.fill(b, s.origin))
+            then.append(self.reset(b, s.origin) if b in before else self.fill(b, s.origin))
         for b in sorted(union - else_defined):
-            orelse.append(self.fill(b, s.origin))
+            orelse.append(self.reset(b, s.origin) if b in before else self.fill(b, s.origin))
         self.defined = union
+        written = ir.block_writes(then) | ir.block_writes(orelse)
+        self.masks = {b: m for b, m in masks.items() if b not in written}
         if then or orelse:
             out.append(ir.If(s.cond, then, orelse, s.origin))
 
@@ -222,6 +240,13 @@ class ReverseMode:
         some paths define: `define_on_all_paths` then binds it to None on the others)."""
         self.filled.add(self.bar_of[bar])
         return self.zeros(self.bar_of[bar], origin)
+
+    def reset(self, bar: str, origin) -> ir.Assign:
+        """`x_bar = zeros_like(x_bar)` for a bar that held a value before a statement that
+        assigns x was reversed: the value x had before that statement gets no cotangent
+        from what came after it."""
+        self.masks.pop(bar, None)
+        return ir.Assign((bar,), ir.Call(helper("zeros_like"), (ir.Var(bar),)), origin)
 
     def reverse_loop(self, s, out: list) -> None:
         """for saved in reversed(tape): restore, recompute the body, run its adjoint."""
@@ -243,11 +268,17 @@ class ReverseMode:
         if isinstance(s, ir.While) and ir.block_writes(s.cond_body) & ir.block_reads(body):
             recompute = list(s.cond_body) + recompute
         outer_filled, self.filled = self.filled, set()
+        self.loop_depth += 1
+        masks, self.masks = self.masks, {}  # a mask made before the loop is not a loop's
         adjoint = self.backward(body)
-        for var in sorted(reads_outside | {c for c in carried if c in self.active}):
-            if self.bar(var) not in self.defined:
-                adjoint.append(self.zeros(var, s.origin))
+        self.loop_depth -= 1
+        # Each bar held on entry must hold a value again at the end of every reversed
+        # iteration: zero for a name the iteration assigned (the earlier iteration's value
+        # was overwritten unread), the reads' contributions for a carried one.
+        for b in sorted(entry - self.defined):
+            adjoint.append(self.reset(b, s.origin))
         self.defined = entry
+        self.masks = {b: m for b, m in masks.items() if b not in ir.block_writes(adjoint)}
         replay = [restore] + self.forward(recompute)
         _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
         self.filled = outer_filled | (self.filled - ir.block_writes(replay))
@@ -279,7 +310,8 @@ class ReverseMode:
             self.defined.discard(self.bar(t))
         e = s.expr
         if isinstance(e, ir.Var):
-            self.accumulate(e, g, out, s.origin)
+            zero = self.masks.get(self.bar(s.targets[0])) if len(s.targets) == 1 else None
+            self.accumulate(e, g, out, s.origin, zero=zero)
         elif isinstance(e, (ir.Tuple, ir.List)):
             for k, item in enumerate(e.items):
                 if isinstance(item, ir.Var) and item.name in self.active:
@@ -323,6 +355,7 @@ class ReverseMode:
         bound = bind_call(rules, call, s.origin)
         ans = ir.Var(s.targets[0]) if len(s.targets) == 1 else ir.Var(s.targets[0])
         structural = call.fn.value in STRUCTURAL_OPS
+        zero = self.masks.get(self.bar(s.targets[0])) if len(s.targets) == 1 else None
         for p, a in bound.items():
             if not (isinstance(a, ir.Var) and a.name in self.active) or p in rules.static:
                 continue
@@ -334,11 +367,60 @@ class ReverseMode:
             stmts, result = inline(rule, rule_args(rule, bound, [g, ans]),
                                    self.names.fresh, s.origin, broadcasting_simplifier(bound, p),
                                    result_name=self.bar(a.name) if direct else None)
+            if zero is not None:
+                stmts = _keep_structural_zeros(stmts, g, zero)
             out.extend(stmts)
+            part_zero = self.contribution_mask(rules, p, bound, g, ans, zero, out, s.origin)
             if direct:
                 self.defined.add(self.bar(a.name))
+                self.set_mask(self.bar(a.name), part_zero)
             else:
-                self.accumulate(a, result, out, s.origin, structural=structural)
+                self.accumulate(a, result, out, s.origin, structural=structural,
+                                zero=part_zero)
+
+    def contribution_mask(self, rules, p: str, bound: dict, g: ir.Atom, ans: ir.Atom,
+                          zero: ir.Atom | None, out: list, origin) -> ir.Atom | None:
+        """Where the cotangent an elementwise op gives its argument `p` is structurally zero:
+        where g is (`zero`), or where the op did not select `p` (its defzeros rule); for a
+        rearranging op, where its own rule moves g's structural zeros."""
+        if rules.rearranging and zero is not None:
+            a = bound[p]
+            if rules.op in STRUCTURAL_OPS and not (isinstance(a, ir.Var)
+                                                   and a.name in self.array_values):
+                return None  # a tuple or list indexed: its cotangent is no array
+            rule = rules.vjp[p]
+            indicator = self.mask_op("zero_indicator", zero, out=out, origin=origin)
+            stmts, moved = inline(rule, rule_args(rule, bound, [indicator, ans]),
+                                  self.names.fresh, origin)
+            out.extend(stmts)
+            return self.mask_op("indicator_zero", moved, out=out, origin=origin)
+        if not rules.elementwise:
+            return None
+        own = rules.zeros.get(p)
+        if own is not None:
+            stmts, own_atom = inline(own, rule_args(own, bound, [g, ans]), self.names.fresh,
+                                     origin)
+            out.extend(stmts)
+            zero = own_atom if zero is None else self.mask_op("zero_mask_or", zero, own_atom,
+                                                              out=out, origin=origin)
+        if zero is None:
+            return None
+        call = ir.Call(helper("unbroadcast_zero_mask"), (zero, bound[p]))
+        if broadcasting_simplifier(bound, p)(ir.Call(helper("unbroadcast"), call.args)):
+            return zero  # no operand broadcast: the mask has the argument's shape
+        return self.mask_op("unbroadcast_zero_mask", zero, bound[p], out=out, origin=origin)
+
+    def mask_op(self, name: str, *args: ir.Atom, out: list, origin) -> ir.Var:
+        """`zero = ad.<name>(*args)`, a statement on structural-zero masks."""
+        t = self.names.fresh("zero")
+        out.append(ir.Assign((t,), ir.Call(helper(name), args), origin))
+        return ir.Var(t)
+
+    def set_mask(self, bar: str, zero: ir.Atom | None) -> None:
+        if zero is None:
+            self.masks.pop(bar, None)
+        else:
+            self.masks[bar] = zero
 
     def reverse_user_call(self, s: ir.Assign, g: ir.Atom, out: list) -> None:
         """`y = h(a, b)`: `a_c, b_c = h_bwd(a, b, y_bar)`, then accumulate."""
@@ -349,29 +431,87 @@ class ReverseMode:
         mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in args)
         if not any(mask):
             return
-        callee = callees.vjp_of(call.fn.value, mask, "bwd")
-        ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_bwd")
+        zero = self.masks.get(self.bar(s.targets[0])) if len(s.targets) == 1 else None
+        if zero is not None and is_custom(call.fn.value):
+            zero = None  # a custom rule takes the cotangent alone
+        mode = "bwd" if zero is None else "bwd_zero"
+        callee = callees.vjp_of(call.fn.value, mask, mode)
+        ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_{mode}")
         active_args = [a for a, m in zip(args, mask) if m]
         parts = tuple(self.names.fresh("t") for _ in active_args)
-        out.append(ir.Assign(parts, ir.Call(ref, args + (g,)), s.origin))
+        extra = (g,) if zero is None else (g, zero)
+        out.append(ir.Assign(parts, ir.Call(ref, args + extra), s.origin))
         for a, part in zip(active_args, parts):
             self.accumulate(a, ir.Var(part), out, s.origin, structural=True)
 
     def accumulate(self, var: ir.Atom, contribution: ir.Atom, out: list, origin,
-                   structural: bool = False) -> None:
-        """var_bar = contribution, or var_bar = var_bar + contribution if it has one."""
+                   structural: bool = False, zero: ir.Atom | None = None) -> None:
+        """var_bar = contribution, or var_bar = var_bar + contribution if it has one. `zero`:
+        where the contribution is structurally zero (a sum is where both parts are)."""
         if not (isinstance(var, ir.Var) and var.name in self.active):
             return
         b = self.bar(var.name)
         if b not in self.defined:
             out.append(ir.Assign((b,), contribution, origin))
             self.defined.add(b)
+            self.set_mask(b, zero)
             return
+        old = self.masks.pop(b, None)
+        if old is not None and zero is not None:
+            self.masks[b] = self.mask_op("zero_mask_and", old, zero, out=out, origin=origin)
         if structural or var.name not in self.array_vars:
             expr = ir.Call(helper("add"), (ir.Var(b), contribution))
         else:
             expr = ir.Call(ADD, (ir.Var(b), contribution))
         out.append(ir.Assign((b,), expr, origin))
+
+
+_PRODUCTS = (operator.mul, jnp.multiply, ad_helpers.safe_mul)
+_QUOTIENTS = (operator.truediv, jnp.divide, jnp.true_divide, ad_helpers.safe_div)
+_NEGATIONS = (operator.neg, jnp.negative)
+
+
+def _keep_structural_zeros(stmts: list[ir.Stmt], g: ir.Atom, zero: ir.Atom) -> list[ir.Stmt]:
+    """An inlined elementwise rule with the products and quotients of `g` (and of what it
+    scales or negates) made `ad.safe_mul/safe_div(..., zero)`: exactly 0 where g is a
+    structural zero, whatever the partial there (the infinite exp of a branch not taken)."""
+    if not isinstance(g, ir.Var):
+        return stmts
+    scaled, out = {g.name}, []
+    for s in stmts:
+        call = s.expr if isinstance(s, ir.Assign) and isinstance(s.expr, ir.Call) else None
+        if call is None or not isinstance(call.fn, ir.Ref) or call.kwargs or len(
+                call.args) < 1:
+            out.append(s)
+            continue
+        fn, args = call.fn.value, call.args
+        reads = [isinstance(a, ir.Var) and a.name in scaled for a in args]
+        if fn in _PRODUCTS and len(args) >= 2 and (reads[0] or reads[1]):
+            first, second = (args[0], args[1]) if reads[0] else (args[1], args[0])
+            s = ir.Assign(s.targets, ir.Call(helper("safe_mul"), (first, second, zero)),
+                          s.origin)
+        elif fn in _QUOTIENTS and len(args) >= 2 and reads[0]:
+            s = ir.Assign(s.targets, ir.Call(helper("safe_div"), (args[0], args[1], zero)),
+                          s.origin)
+        elif not (fn in _NEGATIONS and reads[0]):
+            out.append(s)
+            continue
+        scaled |= set(s.targets)
+        out.append(s)
+    return out
+
+
+def _array_results(fn: ir.Function) -> set[str]:
+    """Names that elementwise or rearranging array operations assign: arrays, surely."""
+    out = set()
+    for s in ir.walk_stmts(fn.body):
+        if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Call)
+                and isinstance(s.expr.fn, ir.Ref)):
+            rules = rules_for(s.expr.fn.value)
+            if rules is not None and s.expr.fn.value not in STRUCTURAL_OPS and (
+                    rules.elementwise or rules.rearranging):
+                out.add(s.targets[0])
+    return out
 
 
 def _unpack(names: list[str], record: ir.Var, origin) -> ir.Assign:

@@ -4,8 +4,8 @@ import operator
 import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.transforms import ad_helpers as ad
-from redraft.compiler.transforms.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                  defvjp)
+from redraft.compiler.transforms.registry import (alias, defelementwise, defjvp, defjvp_joint,
+                                                  defnondiff, defvjp, defzeros)
 
 # ---- arithmetic ------------------------------------------------------------------------------
 
@@ -137,6 +137,25 @@ defjvp(jnp.clip, lambda a_dot, ans, a: jnp.where(ans == a, ad.broadcast_like(a_d
        argnames=("a",))
 defvjp(jnp.clip, lambda g, ans, a: ad.unbroadcast(jnp.where(ans == a, g, 0.0), a),
        argnames=("a",))
+
+# Structural zeros: the cotangent of the side a selection did not take is zero by
+# construction, and stays zero through that side's chain of rules (vjp.py, ad.safe_mul).
+defzeros(jnp.where, None,
+         lambda g, ans, condition, x, y: ad.zero_mask(jnp.logical_not(condition), g),
+         lambda g, ans, condition, x, y: ad.zero_mask(condition, g))
+defzeros(jnp.clip, lambda g, ans, a: ad.zero_mask(ans != a, g), argnames=("a",))
+defzeros(jnp.maximum,
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(x, y, True) == 0, g),
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(y, x, False) == 0, g))
+defzeros(jnp.minimum,
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(y, x, True) == 0, g),
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(x, y, False) == 0, g))
+defelementwise(jnp.add, jnp.subtract, jnp.multiply, jnp.divide, jnp.negative, jnp.power,
+               jnp.square, jnp.reciprocal, jnp.maximum, jnp.minimum, jnp.exp, jnp.expm1,
+               jnp.log, jnp.log1p, jnp.sin, jnp.cos, jnp.tan, jnp.tanh, jnp.sinh, jnp.cosh,
+               jnp.arcsin, jnp.arccos, jnp.arctan, jnp.arcsinh, jnp.arccosh, jnp.arctanh,
+               jnp.sqrt, jnp.cbrt, jnp.exp2, jnp.absolute, jnp.arctan2, jnp.logaddexp,
+               jnp.where, jnp.clip, ad.log1p_exp, ad.sigmoid, ad.safe_mul, ad.safe_div)
 
 # ---- the Python operators are the jnp functions ------------------------------------------------
 

@@ -4,7 +4,7 @@ import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms.registry import (defjvp, defjvp_joint, defnondiff,
-                                                  defstatic, defvjp)
+                                                  defstatic, defvjp, defzeros)
 
 defjvp(ad.unbroadcast, lambda g_dot, ans, g, x: ad.unbroadcast(g_dot, x))
 defvjp(ad.unbroadcast, lambda ct, ans, g, x: ad.broadcast_like(ct, g))
@@ -19,17 +19,30 @@ defjvp_joint(ad.add, lambda a_dot, b_dot, ans, a, b: ad.add(a_dot, b_dot), ("a",
 defvjp(ad.add, lambda ct, ans, a, b: ct, lambda ct, ans, a, b: ct)
 
 defjvp(ad.safe_div,
-       lambda g_dot, ans, g, d: ad.safe_div(g_dot, d),
-       lambda d_dot, ans, g, d: ad.safe_div(-g * d_dot, d * d))
+       lambda g_dot, ans, g, d, zero=None: ad.safe_div(g_dot, d, zero),
+       lambda d_dot, ans, g, d, zero=None: ad.safe_div(-g * d_dot, d * d, zero))
 defvjp(ad.safe_div,
-       lambda ct, ans, g, d: ad.unbroadcast(ad.safe_div(ct, d), g),
-       lambda ct, ans, g, d: ad.unbroadcast(ad.safe_div(-ct * g, d * d), d))
+       lambda ct, ans, g, d, zero=None: ad.unbroadcast(ad.safe_div(ct, d, zero), g),
+       lambda ct, ans, g, d, zero=None: ad.unbroadcast(ad.safe_div(-ct * g, d * d, zero), d))
 defjvp(ad.safe_mul,
-       lambda g_dot, ans, g, f: ad.safe_mul(g_dot, f),
-       lambda f_dot, ans, g, f: ad.safe_mul(g, f_dot))
+       lambda g_dot, ans, g, f, zero=None: ad.safe_mul(g_dot, f, zero),
+       lambda f_dot, ans, g, f, zero=None: ad.safe_mul(g, f_dot, zero))
 defvjp(ad.safe_mul,
-       lambda ct, ans, g, f: ad.unbroadcast(ad.safe_mul(ct, f), g),
-       lambda ct, ans, g, f: ad.unbroadcast(ad.safe_mul(g, ct), f))
+       lambda ct, ans, g, f, zero=None: ad.unbroadcast(ad.safe_mul(ct, f, zero), g),
+       lambda ct, ans, g, f, zero=None: ad.unbroadcast(ad.safe_mul(g, ct, zero), f))
+defstatic(ad.safe_div, "zero")
+defstatic(ad.safe_mul, "zero")
+# what safe_mul/safe_div zero stays zero in their own derivatives (grad of grad)
+defzeros(ad.safe_div,
+         lambda ct, ans, g, d, zero=None: ad.zero_mask(zero, ct),
+         lambda ct, ans, g, d, zero=None: ad.zero_mask(zero, ct))
+defzeros(ad.safe_mul,
+         lambda ct, ans, g, f, zero=None: ad.zero_mask(zero, ct),
+         lambda ct, ans, g, f, zero=None: ad.zero_mask(zero, ct))
+defjvp(ad.log1p_exp, lambda x_dot, ans, x: x_dot * ad.sigmoid(x))
+defvjp(ad.log1p_exp, lambda g, ans, x: g * ad.sigmoid(x))
+defjvp(ad.sigmoid, lambda x_dot, ans, x: x_dot * (ans * (1.0 - ans)))
+defvjp(ad.sigmoid, lambda g, ans, x: g * (ans * (1.0 - ans)))
 defjvp(ad.safe_log, lambda x_dot, ans, x: ad.safe_div(x_dot, x))
 defvjp(ad.safe_log, lambda ct, ans, x: ad.safe_div(ct, x))
 
@@ -41,7 +54,8 @@ defjvp(ad.attr_add, lambda g_dot, ans, obj, name, g: ad.attr_add(obj, name, g_do
 defvjp(ad.attr_add, lambda ct, ans, obj, name, g: getattr(ct, name), argnames=("g",))
 
 for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.size, ad.pick_first,
-            ad.inside):
+            ad.inside, ad.zero_mask, ad.zero_mask_or, ad.zero_mask_and,
+            ad.unbroadcast_zero_mask, ad.zero_indicator, ad.indicator_zero):
     defnondiff(_op, "its value does not depend on its argument's value")
 
 defstatic(ad.unbroadcast, "x")

@@ -11,8 +11,8 @@ import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms import lax_ad_helpers as lad
-from redraft.compiler.transforms.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                  defstatic, defvjp)
+from redraft.compiler.transforms.registry import (alias, defelementwise, defjvp, defjvp_joint,
+                                                  defnondiff, defstatic, defvjp, defzeros)
 
 
 def _unary(x):
@@ -98,6 +98,10 @@ defvjp(lax.select, None,
        lambda g, ans, pred, on_true, on_false: ad.unbroadcast(
            lax.select(pred, jnp.zeros_like(g), g), on_false))
 defstatic(lax.select, "pred")
+defzeros(lax.select, None,
+         lambda g, ans, pred, on_true, on_false: ad.zero_mask(jnp.logical_not(pred), g),
+         lambda g, ans, pred, on_true, on_false: ad.zero_mask(pred, g))
+defelementwise(lax.select)
 
 defjvp(lax.clamp,
        lambda min_dot, ans, min, x, max: jnp.broadcast_to(min_dot, jnp.shape(ans))

@@ -6,7 +6,7 @@ from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                  defstatic, defvjp)
+                                                  defrearranging, defstatic, defvjp)
 
 # ---- shape -------------------------------------------------------------------------------------
 
@@ -119,9 +119,24 @@ defjvp(jnp.conj, lambda x_dot, ans, x: jnp.conj(x_dot))
 defvjp(jnp.conj, lambda g, ans, x: jnp.conj(g))
 
 for _op in (jnp.shape, jnp.ndim, jnp.size, len, range, int, bool, jnp.zeros_like,
-            jnp.ones_like, jnp.zeros, jnp.ones, jnp.eye, jnp.arange, jnp.linspace, jnp.full,
+            jnp.ones_like, jnp.zeros, jnp.ones, jnp.eye, jnp.arange, jnp.linspace,
             jnp.empty, jnp.empty_like, jnp.result_type, isinstance, type, print):
     defnondiff(_op, "its value does not depend on its arguments' values")
+
+defrearranging(jnp.reshape, jnp.ravel, jnp.transpose, jnp.expand_dims, jnp.squeeze,
+               jnp.swapaxes, jnp.moveaxis, jnp.broadcast_to, jnp.sum, operator.getitem)
+
+# full: every element is the fill value (a scalar, or an array repeated along new axes)
+defjvp(jnp.full, lambda fill_value_dot, ans, shape, fill_value, dtype=None:
+       ad.broadcast_like(fill_value_dot, ans), argnames=("fill_value",))
+defvjp(jnp.full, lambda g, ans, shape, fill_value, dtype=None: ad.unbroadcast(g, fill_value),
+       argnames=("fill_value",))
+defstatic(jnp.full, "shape", "dtype")
+defjvp(jnp.full_like, lambda fill_value_dot, ans, a, fill_value, dtype=None, shape=None:
+       ad.broadcast_like(fill_value_dot, ans), argnames=("fill_value",))
+defvjp(jnp.full_like, lambda g, ans, a, fill_value, dtype=None, shape=None:
+       ad.unbroadcast(g, fill_value), argnames=("fill_value",))
+defstatic(jnp.full_like, "a", "dtype", "shape")
 
 # Indices are never differentiable (a loop index restored from a tape may look active).
 defstatic(operator.getitem, "b")

@@ -4,7 +4,8 @@ redraft.numpy (vm.align, vm.select, vm.dot, ...) need none: AD reads their sourc
 import numpy as np
 from redraft.compiler.transforms import ad_helpers as ad
 from redraft.compiler.transforms import vmap_helpers as vm
-from redraft.compiler.transforms.registry import defjvp, defjvp_joint, defnondiff, defstatic, defvjp
+from redraft.compiler.transforms.registry import (defelementwise, defjvp, defjvp_joint, defnondiff,
+                                                  defstatic, defvjp, defzeros)
 
 import redraft.numpy as jnp
 
@@ -52,6 +53,30 @@ defjvp(vm.move_axis, lambda x_dot, ans, x, source, destination:
        vm.move_axis(x_dot, source, destination))
 defvjp(vm.move_axis, lambda g, ans, x, source, destination:
        vm.move_axis(g, destination, source))
+# vm.select is a batched `if`: the example's branch not taken gets a structural zero, kept
+# zero through that branch's rules like jnp.where's (its source would hide that from AD)
+defjvp(vm.select,
+       lambda a_dot, ans, mask, a, b, a_batched, b_batched:
+       vm.select(mask, a_dot, ad.zeros_like(ans), a_batched, True),
+       lambda b_dot, ans, mask, a, b, a_batched, b_batched:
+       vm.select(mask, ad.zeros_like(ans), b_dot, True, b_batched),
+       argnames=("a", "b"))
+defjvp_joint(vm.select, lambda a_dot, b_dot, ans, mask, a, b, a_batched, b_batched:
+             vm.select(mask, a_dot, b_dot, a_batched, b_batched), ("a", "b"))
+defvjp(vm.select,
+       lambda g, ans, mask, a, b, a_batched, b_batched:
+       ad.unbroadcast(vm.select(mask, g, ad.zeros_like(g), True, True), a),
+       lambda g, ans, mask, a, b, a_batched, b_batched:
+       ad.unbroadcast(vm.select(mask, ad.zeros_like(g), g, True, True), b),
+       argnames=("a", "b"))
+defzeros(vm.select,
+         lambda g, ans, mask, a, b, a_batched, b_batched:
+         vm.select(mask, ad.zeros_like(g), ad.ones_like(g), True, True) == 1,
+         lambda g, ans, mask, a, b, a_batched, b_batched:
+         vm.select(mask, ad.ones_like(g), ad.zeros_like(g), True, True) == 1,
+         argnames=("a", "b"))
+defstatic(vm.select, "mask", "a_batched", "b_batched")
+defelementwise(vm.select)
 defjvp(vm.select_tree,
        lambda a_dot, ans, mask, a, b: vm.select_tree(mask, a_dot, ad.zeros_like(b)),
        lambda b_dot, ans, mask, a, b: vm.select_tree(mask, ad.zeros_like(a), b_dot),
