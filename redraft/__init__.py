@@ -16,5 +16,11 @@ from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # 
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
 from redraft.vmap import vmap  # noqa: F401
+from redraft import debug, nn, tree  # noqa: F401
+from redraft.abstract import ShapeDtypeStruct, eval_shape  # noqa: F401
+from redraft.annotations import checkpoint, named_call, remat  # noqa: F401
+from redraft.processes import (block_until_ready, device_count, host_count,  # noqa: F401
+                               host_id, host_ids, local_device_count, local_devices,
+                               process_count, process_index, process_indices)
 
 __version__ = "0.1.0"

@@ -38,6 +38,7 @@ __all__ = [
     "key",
     "key_data",
     "normal",
+    "orthogonal",
     "permutation",
     "randint",
     "shuffle",
@@ -649,3 +650,20 @@ def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None =
     scores = logits + _gumbel(words, logits.shape, logits.dtype, mode)
     indices = _top_k_indices(np.moveaxis(scores, axis, -1), k)
     return _wrap(np.moveaxis(indices, -1, 0).reshape(shape))
+
+
+def orthogonal(key: KeyLike, n: int, shape: Shape = (), dtype: Any = None,
+               m: int | None = None) -> Any:
+    """Haar-distributed matrices of shape (*shape, n, m) with orthonormal rows or columns
+    (whichever side is smaller): the Q of a normal matrix's QR, its columns' signs fixed by
+    R's diagonal (Mezzadri 2007), so the sample is unique for the key."""
+    words = _single_key("orthogonal", key)
+    dtype = _float_dtype("orthogonal", dtype)
+    shape = _shape("orthogonal", shape)
+    m = n if m is None else int(m)
+    n = int(n)
+    z = _normal(words, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = np.linalg.qr(z)
+    signs = np.sign(np.diagonal(r, axis1=-2, axis2=-1))
+    x = (q * signs[..., None, :]).astype(dtype)
+    return _wrap(np.swapaxes(x, -1, -2) if n < m else x)

@@ -18,6 +18,7 @@ from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind
 
 import redraft.numpy as jnp
+from redraft import lax
 from redraft.numpy.promotion import cast, promote_inexact
 from redraft.numpy.reductions import logsumexp  # noqa: F401 - re-exported as jax.nn does
 
@@ -186,8 +187,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon: float = 1e-5,
         centred = jnp.subtract(v, mean)
         variance = jnp.mean(jnp.multiply(centred, centred), axis=axis, keepdims=True,
                             where=where)
-    return jnp.multiply(jnp.subtract(v, mean), bind(ew.rsqrt_p, _inexact(jnp.add(variance,
-                                                                               epsilon))))
+    return jnp.multiply(jnp.subtract(v, mean), lax.rsqrt(_inexact(jnp.add(variance, epsilon))))
 
 
 def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1) -> Array:
