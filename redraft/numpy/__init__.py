@@ -38,6 +38,7 @@ from redraft.numpy.dtype_queries import bool  # noqa: F401,A004
 from redraft.numpy.windows import *  # noqa: F401,F403
 from redraft.numpy.functional import *  # noqa: F401,F403
 from redraft.numpy.sets import *  # noqa: F401,F403
+from redraft.numpy.array_misc import *  # noqa: F401,F403
 from redraft.numpy.methods import install_methods as _install_methods
 
 import sys as _sys
@@ -51,12 +52,18 @@ def _register_library_batching() -> None:
     operations whose result size depends on the values cannot be batched."""
     from redraft.compiler.transforms.batch_rules.misc import register_module
     from redraft.compiler.transforms.batching import defnotbatchable
-    from redraft.numpy import (array_api_aliases, dtype_queries, functional, index_tricks,
-                               nan_reductions, polynomials, sets, statistics, windows)
+    from redraft.numpy import (array_api_aliases, array_misc, dtype_queries, functional,
+                               index_tricks, nan_reductions, polynomials, sets, statistics,
+                               windows)
     for fn in (sets.intersect1d, sets.setdiff1d, sets.setxor1d):
         defnotbatchable(fn, "its result's size depends on the values of each example")
-    for module in (array_api_aliases, dtype_queries, functional, index_tricks, nan_reductions,
-                   polynomials, sets, statistics, windows):
+    for fn in (array_misc.get_printoptions, array_misc.set_printoptions,
+               array_misc.printoptions):
+        defnotbatchable(fn, "configures how arrays print; it takes no arrays")
+    for fn in (array_misc.compress, array_misc.extract):
+        defnotbatchable(fn, "its result's size depends on the values of each example")
+    for module in (array_api_aliases, array_misc, dtype_queries, functional, index_tricks,
+                   nan_reductions, polynomials, sets, statistics, windows):
         register_module(module)
 
 

@@ -80,7 +80,8 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Array:  # noqa:
     return jnp.linspace(lo, hi, int(bins) + 1, dtype=dtype)
 
 
-def histogram(a, bins=10, range=None, weights=None, density=None) -> tuple[Array, Array]:  # noqa: A002
+def histogram(a, bins=10, range=None, weights=None,  # noqa: A002
+              density=None) -> tuple[Array, Array]:
     """(counts, bin_edges): how many of a's values (or how much weight) fall in each bin;
     the last bin includes its right edge."""
     a = jnp.ravel(jnp.asarray(a))
