@@ -72,3 +72,10 @@ def _as_function(target: Callable) -> Callable:
     def staged(args):
         return target(*args)
     return staged
+
+
+def typeof(x: Any) -> ShapeDtypeStruct:
+    """The abstract type (shape, dtype, weak type) of an array or Python number."""
+    from redraft.runtime.convert import as_array
+    a = x if isinstance(x, Array) else as_array(x)
+    return ShapeDtypeStruct(a.shape, a.dtype, bool(getattr(a, "_weak", False)))
