@@ -17,5 +17,12 @@ from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # 
                                 value_and_grad, vjp)
 from redraft.vmap import vmap  # noqa: F401
 from redraft.export import export  # noqa: F401
+from redraft import debug, nn, tree  # noqa: F401
+from redraft.abstract import ShapeDtypeStruct, eval_shape, typeof  # noqa: F401
+from redraft.linear import linear_transpose  # noqa: F401
+from redraft.annotations import checkpoint, named_call, remat  # noqa: F401
+from redraft.processes import (block_until_ready, device_count, host_count,  # noqa: F401
+                               host_id, host_ids, local_device_count, local_devices,
+                               process_count, process_index, process_indices)
 
 __version__ = "0.1.0"

@@ -27,6 +27,12 @@ from redraft.runtime.array import wrap_host
 from redraft.runtime.dtypes import canonicalize
 
 __all__ = [
+    "exponential",
+    "laplace",
+    "logistic",
+    "rademacher",
+    "rayleigh",
+    "triangular",
     "PRNGKey",
     "PRNGKeyArray",
     "bernoulli",
@@ -38,6 +44,7 @@ __all__ = [
     "key",
     "key_data",
     "normal",
+    "orthogonal",
     "permutation",
     "randint",
     "shuffle",
@@ -649,3 +656,95 @@ def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None =
     scores = logits + _gumbel(words, logits.shape, logits.dtype, mode)
     indices = _top_k_indices(np.moveaxis(scores, axis, -1), k)
     return _wrap(np.moveaxis(indices, -1, 0).reshape(shape))
+
+
+def orthogonal(key: KeyLike, n: int, shape: Shape = (), dtype: Any = None,
+               m: int | None = None) -> Any:
+    """Haar-distributed matrices of shape (*shape, n, m) with orthonormal rows or columns
+    (whichever side is smaller): the Q of a normal matrix's QR, its columns' signs fixed by
+    R's diagonal (Mezzadri 2007), so the sample is unique for the key."""
+    words = _single_key("orthogonal", key)
+    dtype = _float_dtype("orthogonal", dtype)
+    shape = _shape("orthogonal", shape)
+    m = n if m is None else int(m)
+    n = int(n)
+    z = _normal(words, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = np.linalg.qr(z)
+    signs = np.sign(np.diagonal(r, axis1=-2, axis2=-1))
+    x = (q * signs[..., None, :]).astype(dtype)
+    return _wrap(np.swapaxes(x, -1, -2) if n < m else x)
+
+
+# ---- distributions made from uniform and normal samples by XLA-exact elementwise steps -------
+# log and log1p go through threefry's float32 versions of XLA's; sqrt and + - * / are IEEE
+# exact in both, so each sample is bit-identical with JAX's for the same key.
+
+def _exponential(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    u = _uniform(words, shape, dtype, 0., 1.)
+    return -_log1p(-u)
+
+
+def exponential(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
+    """Standard exponential samples, -log(1 - u)."""
+    words = _single_key("exponential", key)
+    dtype = _float_dtype("exponential", dtype)
+    return _wrap(_exponential(words, _shape("exponential", shape), dtype))
+
+
+def laplace(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
+    """Standard Laplace samples, sign(u) * log(1 - |u|) for u uniform in (-1, 1)."""
+    words = _single_key("laplace", key)
+    dtype = _float_dtype("laplace", dtype)
+    low = dtype.type(-1.0) + np.finfo(dtype).epsneg
+    u = _uniform(words, _shape("laplace", shape), dtype, low, 1.)
+    return _wrap((np.sign(u) * _log1p(-np.abs(u))).astype(dtype))
+
+
+def logistic(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
+    """Standard logistic samples, log(u) - log(1 - u)."""
+    words = _single_key("logistic", key)
+    dtype = _float_dtype("logistic", dtype)
+    u = _uniform(words, _shape("logistic", shape), dtype, np.finfo(dtype).tiny, 1.)
+    return _wrap((_log(u) - _log1p(-u)).astype(dtype))
+
+
+def rademacher(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
+    """-1 or +1 with equal probability (int32 unless dtype says otherwise)."""
+    words = _single_key("rademacher", key)
+    dtype = np.dtype(np.int32) if dtype is None else canonicalize(np.dtype(dtype))
+    flips = _uniform(words, _shape("rademacher", shape), np.dtype(np.float32), 0., 1.) < 0.5
+    return _wrap((2 * flips.astype(dtype) - 1).astype(dtype))
+
+
+def rayleigh(key: KeyLike, scale: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
+    """Rayleigh samples, scale * sqrt(-2 log u)."""
+    words = _single_key("rayleigh", key)
+    dtype = _float_dtype("rayleigh", dtype)
+    scale = np.asarray(scale)
+    if shape is None:
+        shape = scale.shape
+    else:
+        shape = _shape("rayleigh", shape)
+        _check_shape("rayleigh", shape, scale.shape)
+    u = _uniform(words, shape, dtype, 0., 1.)
+    scale = np.broadcast_to(scale.astype(dtype), shape)
+    return _wrap((scale * np.sqrt(_log(u) * dtype.type(-2))).astype(dtype))
+
+
+def triangular(key: KeyLike, left: Any, mode: Any, right: Any, shape: Shape | None = None,
+               dtype: Any = None) -> Any:
+    """Triangular samples on [left, right] peaking at mode, by inverting the CDF."""
+    words = _single_key("triangular", key)
+    dtype = _float_dtype("triangular", dtype)
+    left, mode, right = (np.asarray(v) for v in (left, mode, right))
+    if shape is None:
+        shape = np.broadcast_shapes(left.shape, mode.shape, right.shape)
+    else:
+        shape = _shape("triangular", shape)
+        _check_shape("triangular", shape, left.shape, mode.shape, right.shape)
+    left, mode, right = (np.broadcast_to(v.astype(dtype), shape) for v in (left, mode, right))
+    fc = (mode - left) / (right - left)
+    u = _uniform(words, shape, dtype, 0., 1.)
+    out1 = left + np.sqrt(u * (right - left) * (mode - left))
+    out2 = right - np.sqrt((dtype.type(1) - u) * (right - left) * (right - mode))
+    return _wrap(np.where(u < fc, out1, out2).astype(dtype))

@@ -18,6 +18,7 @@ from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind
 
 import redraft.numpy as jnp
+from redraft import lax
 from redraft.numpy.promotion import cast, promote_inexact
 from redraft.numpy.reductions import logsumexp  # noqa: F401 - re-exported as jax.nn does
 
@@ -186,8 +187,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon: float = 1e-5,
         centred = jnp.subtract(v, mean)
         variance = jnp.mean(jnp.multiply(centred, centred), axis=axis, keepdims=True,
                             where=where)
-    return jnp.multiply(jnp.subtract(v, mean), bind(ew.rsqrt_p, _inexact(jnp.add(variance,
-                                                                               epsilon))))
+    return jnp.multiply(jnp.subtract(v, mean), lax.rsqrt(_inexact(jnp.add(variance, epsilon))))
 
 
 def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1) -> Array:
@@ -205,3 +205,116 @@ def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1) -> Array:
                           tuple(num_classes if i == axis else 1 for i in range(out_ndim)))
     hot = jnp.equal(jnp.expand_dims(indices, axis), classes)
     return cast(hot, out_dtype)
+
+
+# ---- more activations and helpers, composed from the ones above -----------------------------
+
+def identity(x) -> Array:
+    """x itself."""
+    return jnp.asarray(x)
+
+
+def tanh(x) -> Array:
+    """The hyperbolic tangent."""
+    return jnp.tanh(x)
+
+
+def mish(x) -> Array:
+    """x * tanh(softplus(x)) (Misra 2019)."""
+    v = _inexact(x)
+    return v * jnp.tanh(softplus(v))
+
+
+def squareplus(x, b: float = 4) -> Array:
+    """(x + sqrt(x^2 + b)) / 2, a smooth relu (Barron 2021)."""
+    v = _inexact(x)
+    return (v + jnp.sqrt(v * v + b)) / 2
+
+
+def sparse_plus(x) -> Array:
+    """0 for x <= -1, (x + 1)^2 / 4 between, x for x >= 1."""
+    v = _inexact(x)
+    return jnp.where(v <= -1, 0.0, jnp.where(v >= 1, v, (v + 1) ** 2 / 4))
+
+
+def sparse_sigmoid(x) -> Array:
+    """The derivative of sparse_plus: clip((x + 1) / 2, 0, 1)."""
+    v = _inexact(x)
+    return 0.5 * jnp.clip(v + 1.0, 0.0, 2.0)
+
+
+def log1mexp(x) -> Array:
+    """log(1 - exp(-x)) for x > 0, accurate at both ends (Maechler 2012)."""
+    v = _inexact(x)
+    small = v < math.log(2)
+    safe_small = jnp.where(small, v, 1.0)
+    safe_large = jnp.where(small, 1.0, v)
+    return jnp.where(small, jnp.log(-jnp.expm1(-safe_small)), jnp.log1p(-jnp.exp(-safe_large)))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False) -> Array:
+    """log(mean(exp(x))) along axis, without overflow."""
+    v = _inexact(x)
+    if where is not None:
+        v = jnp.where(where, v, -np.inf)
+    total = logsumexp(v, axis=axis, keepdims=keepdims)
+    ones = jnp.ones_like(v) if where is None else jnp.where(where, 1.0, 0.0).astype(v.dtype)
+    count = jnp.sum(ones, axis=axis, keepdims=keepdims)
+    return total - jnp.log(count)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
+                          is_causal: bool = False, query_seq_lengths=None,
+                          key_value_seq_lengths=None, local_window_size=None,
+                          implementation=None) -> Array:
+    """softmax(query key^T * scale + bias, masked) value, for arrays laid out as
+    (batch, sequence, heads, head_dim) or without the batch axis; scale defaults to
+    1/sqrt(head_dim). The key and value may have fewer heads than the query when those
+    divide its heads (grouped-query attention). (JAX makes scale and the later parameters
+    keyword-only; here they are ordinary ones, which transformed code can call.)"""
+    if implementation not in (None, "xla"):
+        raise ValueError(f"dot_product_attention: implementation {implementation!r} is not "
+                         "available; use None")
+    if local_window_size is not None:
+        raise NotImplementedError("dot_product_attention(local_window_size=...) is not "
+                                  "supported yet")
+    q, k, v = (jnp.asarray(a) for a in (query, key, value))
+    unbatched = q.ndim == 3
+    if unbatched:
+        q, k, v = q[None], k[None], v[None]
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError("dot_product_attention: query, key and value must be 3- or "
+                         "4-dimensional (batch, sequence, heads, head_dim)")
+    n_heads, kv_heads = q.shape[2], k.shape[2]
+    if n_heads % kv_heads:
+        raise ValueError(f"dot_product_attention: {n_heads} query heads are not a multiple "
+                         f"of {kv_heads} key/value heads")
+    if kv_heads != n_heads:
+        k = jnp.repeat(k, n_heads // kv_heads, axis=2)
+        v = jnp.repeat(v, n_heads // kv_heads, axis=2)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    logits = jnp.einsum("btnh,bsnh->bnts", q, k) * scale
+    if bias is not None:
+        logits = logits + (jnp.asarray(bias)[None] if unbatched and jnp.ndim(bias) == 3
+                           else jnp.asarray(bias))
+    t_len, s_len = q.shape[1], k.shape[1]
+    keep = jnp.ones((1, 1, t_len, s_len), bool)
+    if mask is not None:
+        m = jnp.asarray(mask)
+        keep = keep & (m[None] if unbatched and m.ndim == 3 else m)
+    if is_causal:
+        keep = keep & (jnp.arange(t_len)[:, None] >= jnp.arange(s_len)[None, :])
+    if query_seq_lengths is not None:
+        keep = keep & (jnp.arange(t_len)[None, None, :, None]
+                       < jnp.asarray(query_seq_lengths)[:, None, None, None])
+    if key_value_seq_lengths is not None:
+        keep = keep & (jnp.arange(s_len)[None, None, None, :]
+                       < jnp.asarray(key_value_seq_lengths)[:, None, None, None])
+    big_negative = float(np.finfo(np.dtype(logits.dtype)).min) * 0.7
+    weights = softmax(jnp.where(keep, logits, big_negative), axis=-1)
+    out = jnp.einsum("bnts,bsnh->btnh", weights, v)
+    return out[0] if unbatched else out
+
+
+__all__ += ["identity", "tanh", "mish", "squareplus", "sparse_plus", "sparse_sigmoid",
+            "log1mexp", "logmeanexp", "dot_product_attention"]
