@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir
 
-from redraft.compiler.backend.llvm.types import I1, I32, I64, VOID, i64, memory_type
+from redraft.compiler.backend.llvm.types import I32, I64, VOID, i64, memory_type
 
 SHARED_ALIGN = 16
 
@@ -94,11 +94,6 @@ def counted_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: ir.Valu
     i.add_incoming(nxt, b.block)
     b.branch(head)
     b.position_at_end(done)
-
-
-def if_then(b: ir.IRBuilder, pred: ir.Value, body: Callable[[], None]) -> None:
-    with b.if_then(pred):
-        body()
 
 
 def pointer(dtype: np.dtype, addrspace: int = 0) -> ir.PointerType:
@@ -215,5 +210,5 @@ def nvvm_module(name: str) -> ir.Module:
     return module
 
 
-__all__ = ["BlockLoop", "I1", "Kernel", "Phase", "Thread", "counted_loop", "emit_host",
+__all__ = ["BlockLoop", "Kernel", "Phase", "Thread", "counted_loop", "emit_host",
            "emit_nvvm", "nvvm_module", "pointer"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -78,8 +79,8 @@ def _check(lib, prog, status: int, what: str) -> None:
 
 def compile_ptx(nvvm_ir: str, arch: str = DEFAULT_ARCH) -> str:
     """PTX for `nvvm_ir` (a module's text) on `arch` (sm_80, sm_90)."""
-    if arch not in ARCHES:
-        raise NvvmError(f"unsupported architecture {arch!r}; choose one of {ARCHES}")
+    if not re.fullmatch(r"sm_\d{2,3}a?", arch):
+        raise NvvmError(f"unsupported architecture {arch!r}; for example one of {ARCHES}")
     lib = _library()
     prog = ctypes.c_void_p()
     _check(lib, prog, lib.nvvmCreateProgram(ctypes.byref(prog)), "create")
