@@ -8,6 +8,7 @@
     redraft emit path/to/file.py::func --jacfwd | --jacrev
     redraft ir path/to/file.py::func --sig 'f32[1000],i32[]'   # the SSA IR after passes
     redraft ir path/to/file.py::func --sig 'f32[8]' --stage core|ssa|llvm|asm
+    redraft ir path/to/file.py::func --sig 'f32[8]' --stage nvvm|ptx [--arch sm_80|sm_90]
 """
 from __future__ import annotations
 
@@ -104,6 +105,8 @@ def ir_command(args: argparse.Namespace) -> int:
     if args.stage == "ssa":
         print(ir_fn)
         return 0
+    if args.stage in ("nvvm", "ptx"):
+        return _gpu_stage(ir_fn, args.stage, args.arch)
     from redraft.compiler.backend.llvm import Unsupported, assembly, llvm_ir
     try:
         text = llvm_ir(ir_fn) if args.stage == "llvm" else assembly(ir_fn)
@@ -112,6 +115,18 @@ def ir_command(args: argparse.Namespace) -> int:
               "on the interpreter", file=sys.stderr)
         return 1
     print(text, end="")
+    return 0
+
+
+def _gpu_stage(ir_fn, stage: str, arch: str) -> int:
+    """Print the NVVM IR or the PTX (libNVVM) of the GPU kernels of `ir_fn`."""
+    from redraft.compiler.backend import nvvm
+    try:
+        text = nvvm.nvvm_ir(ir_fn) if stage == "nvvm" else nvvm.ptx(ir_fn, arch)
+    except (nvvm.Unsupported, nvvm.NvvmError) as e:
+        print(f"redraft ir: no {stage} for this function: {e}", file=sys.stderr)
+        return 1
+    print(text, end="" if text.endswith("\n") else "\n")
     return 0
 
 
@@ -130,8 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     i = commands.add_parser("ir", help="print a compilation stage of a function")
     i.add_argument("target", help="path/to/file.py::function")
     i.add_argument("--sig", default="", help="argument types, e.g. 'f32[1000],i32[]'")
-    i.add_argument("--stage", choices=("core", "ssa", "llvm", "asm"), default="ssa",
-                   help="Core source, SSA IR after passes, LLVM IR, or host assembly")
+    i.add_argument("--stage", choices=("core", "ssa", "llvm", "asm", "nvvm", "ptx"),
+                   default="ssa", help="Core source, SSA IR after passes, LLVM IR, host "
+                   "assembly, GPU kernels as NVVM IR, or their PTX")
+    i.add_argument("--arch", choices=("sm_80", "sm_90"), default="sm_80",
+                   help="GPU architecture of --stage ptx")
     i.set_defaults(run=ir_command)
     return parser
 
