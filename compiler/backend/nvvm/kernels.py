@@ -9,7 +9,9 @@ offsets and strides are compile-time constants of the kernel, indices are 64-bit
     reduce_rows one thread per output element, a serial loop over the reduced axes (when
                 those are short)
     reduce_tree one block per output element (grid-stride over outputs): each thread
-                accumulates a strided share, then a tree in shared memory, log2(block) phases
+                accumulates a strided share, then a tree in shared memory, log2(block) phases;
+                few outputs over many elements: a first pass of one block per (output,
+                chunk) writes partials, and a second reduces them
     matmul      C[b] = A[b] @ B[b] with 16x16 tiles of A and B staged in shared memory
 """
 from __future__ import annotations
@@ -40,6 +42,9 @@ BLOCK = 256
 MAX_GRID = 4096
 TILE = 16
 TREE_MIN_INNER = 128
+SPLIT_MIN_CHUNK = 16 * BLOCK     # elements per block of a first pass, at least
+SPLIT_MAX_OUTPUTS = 256          # from this many outputs on, one pass fills the grid
+SPLIT_MAX_PARTIALS = 1024
 
 
 def entry_alloca(b: ir.IRBuilder, ty: ir.Type) -> ir.Value:
@@ -206,14 +211,26 @@ def _full_point(b, shape, axes, outer: ir.Value, inner: ir.Value) -> Point:
     return Point(b, None, shape, full)
 
 
-def reduce_kernel(name: str, shape: tuple[int, ...], axes: tuple[int, ...], ins: list[View],
-                  outs: list[Reduction], body: Body) -> Kernel:
-    """Each output element combines body(ins at every point of the reduced axes)."""
+def split_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """Into how many chunks a first pass splits each output's reduced elements, so that a
+    reduction with few outputs still fills the grid (1: one pass)."""
     kept, reduced = _split(shape, axes)
     n_out = int(np.prod(kept, dtype=np.int64))
     n_in = int(np.prod(reduced, dtype=np.int64))
-    if n_in >= TREE_MIN_INNER:
-        return _reduce_tree(name, shape, axes, ins, outs, body, n_out, n_in)
+    if n_out >= SPLIT_MAX_OUTPUTS:
+        return 1
+    return int(max(1, min(n_in // SPLIT_MIN_CHUNK, SPLIT_MAX_PARTIALS // max(n_out, 1))))
+
+
+def reduce_kernel(name: str, shape: tuple[int, ...], axes: tuple[int, ...], ins: list[View],
+                  outs: list[Reduction], body: Body, chunks: int = 1) -> Kernel:
+    """Each output element combines body(ins at every point of the reduced axes); with
+    `chunks` > 1, the dests hold (output, chunk) partials that a second pass combines."""
+    kept, reduced = _split(shape, axes)
+    n_out = int(np.prod(kept, dtype=np.int64))
+    n_in = int(np.prod(reduced, dtype=np.int64))
+    if n_in >= TREE_MIN_INNER or chunks > 1:
+        return _reduce_tree(name, shape, axes, ins, outs, body, n_out, n_in, chunks)
     return _reduce_rows(name, shape, axes, ins, outs, body, n_out, n_in)
 
 
@@ -252,16 +269,23 @@ def _reduce_rows(name, shape, axes, ins, outs, body, n_out, n_in) -> Kernel:
                   slots=args.slots)
 
 
-def _reduce_tree(name, shape, axes, ins, outs, body, n_out, n_in) -> Kernel:
+def _reduce_tree(name, shape, axes, ins, outs, body, n_out, n_in, chunks) -> Kernel:
     args = Args.of(ins + [r.dest for r in outs])
     block = 32
-    while block < min(n_in, BLOCK):
+    while block < min(-(-n_in // chunks), BLOCK):
         block *= 2
     shared = [(f"acc{k}", r.dtype, block) for k, r in enumerate(outs)]
+    chunk = -(-n_in // chunks)
 
     def partial(t: Thread) -> None:
-        o = t.loop_vars[0]
-        accs = _accumulate(t, args, shape, axes, ins, outs, body, o, t.tid, i64(n_in), t.ntid)
+        b = t.b
+        item = t.loop_vars[0]
+        o, c = b.udiv(item, i64(chunks)), b.urem(item, i64(chunks))
+        lo = b.mul(c, i64(chunk))
+        hi = b.add(lo, i64(chunk))
+        hi = b.select(b.icmp_signed("<", hi, i64(n_in)), hi, i64(n_in))
+        accs = _accumulate(t, args, shape, axes, ins, outs, body, o, b.add(lo, t.tid), hi,
+                           t.ntid)
         for k, (r, acc) in enumerate(zip(outs, accs)):
             _shared_store(t, k, r, t.tid, acc)
 
@@ -277,7 +301,7 @@ def _reduce_tree(name, shape, axes, ins, outs, body, n_out, n_in) -> Kernel:
 
     def finish(t: Thread) -> None:
         b = t.b
-        o = t.loop_vars[0]
+        o = t.loop_vars[0]  # the (output, chunk) item: partials are stored in that order
         with b.if_then(b.icmp_unsigned("==", t.tid, i64(0))):
             for k, r in enumerate(outs):
                 store(t, args, r.dest, b.add(o, i64(r.dest.offset)),
@@ -289,8 +313,9 @@ def _reduce_tree(name, shape, axes, ins, outs, body, n_out, n_in) -> Kernel:
         phases.append(Phase(fold(width)))
         width //= 2
     phases.append(Phase(finish))
-    return Kernel(name, args.dtypes(), [BlockLoop(n_out, phases, grid_stride=True)], block,
-                  min(max(n_out, 1), MAX_GRID), shared, args.slots)
+    items = n_out * chunks
+    return Kernel(name, args.dtypes(), [BlockLoop(items, phases, grid_stride=True)], block,
+                  min(max(items, 1), MAX_GRID), shared, args.slots)
 
 
 def _shared_load(t: Thread, k: int, r: Reduction, index: ir.Value) -> ir.Value:

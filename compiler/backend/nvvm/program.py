@@ -21,7 +21,7 @@ from redraft.compiler.ir.ssa import Block, Eqn, Function, Literal, Value
 
 from . import scalar
 from .kernel import Kernel, Thread
-from .kernels import Point, Reduction, Slot, matmul, pointwise, reduce_kernel
+from .kernels import Point, Reduction, Slot, matmul, pointwise, reduce_kernel, split_count
 
 
 @dataclass
@@ -267,12 +267,33 @@ def _lower_fused(L: _Lowering, eqn: Eqn) -> None:
     if reductions and stored:
         raise Unsupported("a fused nest that both stores and reduces")
     if reductions:
-        kernel = reduce_kernel(L.name("reduce"), shape, axes, views, reductions,
-                               _body_fn(region, literal_views, red_results))
-    else:
-        kernel = pointwise(L.name("fused"), shape, views, stored,
-                           _body_fn(region, literal_views, results))
-    L.launch(kernel, fresh)
+        _reduce(L, shape, axes, views, reductions, _body_fn(region, literal_views, red_results))
+        return
+    L.launch(pointwise(L.name("fused"), shape, views, stored,
+                       _body_fn(region, literal_views, results)), fresh)
+
+
+def _reduce(L: _Lowering, shape, axes, views, reductions: list[Reduction], body) -> None:
+    """One reduction kernel, or two passes (partials, then their reduction) when there are
+    few outputs of many elements each."""
+    chunks = split_count(shape, axes)
+    if chunks == 1:
+        L.launch(reduce_kernel(L.name("reduce"), shape, axes, views, reductions, body),
+                 [r.dest.base for r in reductions])
+        return
+    kept = tuple(n for d, n in enumerate(shape) if d not in axes)
+    n_out = _size(kept)
+    partials = []
+    for r in reductions:
+        slot = Slot(r.dtype, n_out * chunks)
+        partials.append(Reduction(View.contiguous(slot, r.dtype, (n_out * chunks,)), r.kind,
+                                  r.dtype))
+    L.launch(reduce_kernel(L.name("partials"), shape, axes, views, partials, body, chunks),
+             [p.dest.base for p in partials])
+    second = [p.dest.reshape((n_out, chunks)) for p in partials]
+    L.launch(reduce_kernel(L.name("reduce"), (n_out, chunks), (1,), second, reductions,
+                           lambda t, regs, point: regs),
+             [r.dest.base for r in reductions])
 
 
 def _one_kernel(region: Block, shape: tuple[int, ...]) -> bool:

@@ -81,6 +81,22 @@ def test_tree_reduction_kernel_is_a_block_tree():
     assert len(kernel.body[0].body) == 2 + int(np.log2(kernel.block))
 
 
+def test_few_long_reductions_take_two_passes():
+    """sum over 10^6 elements: a first pass of many blocks writes partials, a second
+    reduces them (a single block would leave the GPU idle)."""
+    x = rand(1000003, seed=9)
+    ir_fn = optimised_ir(lambda x: (jnp.sum(x), jnp.max(x)), x)
+    prog = nvvm.program(ir_fn)
+    first, second = prog.kernels
+    assert first.grid > 64 and second.grid == 1
+    got = nvvm.emulated(prog)(host_buffers(x))
+    np.testing.assert_allclose(got[0], x.astype(np.float64).sum(), rtol=1e-5)
+    assert got[1] == x.max()
+    m = rand(3, 200001, seed=10)
+    got, want = emulate(lambda m: (jnp.sum(m, axis=1), jnp.any(m > 4.0, axis=1)), m)
+    assert_close(got, want, rtol=1e-5)
+
+
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (31, 17, 33), (16, 16, 16), (128, 784, 10),
                                    (3, 100, 1)])
 def test_tiled_dot_on_shapes_that_do_not_divide_the_tiles(m, k, n):
