@@ -12,6 +12,7 @@ offsets and strides are compile-time constants of the kernel, indices are 64-bit
                 accumulates a strided share, then a tree in shared memory, log2(block) phases;
                 few outputs over many elements: a first pass of one block per (output,
                 chunk) writes partials, and a second reduces them
+    scan        cumsum/cumprod/cummax/cummin: one thread per line along the axis
     matmul      C[b] = A[b] @ B[b] with 16x16 tiles of A and B staged in shared memory
 """
 from __future__ import annotations
@@ -327,6 +328,44 @@ def _shared_store(t: Thread, k: int, r: Reduction, index: ir.Value, value: ir.Va
     if is_bool(r.dtype):
         value = t.b.zext(value, memory_type(r.dtype))
     t.b.store(value, t.b.gep(t.shared[f"acc{k}"], [index]))
+
+
+def scan(name: str, x: View, dest: View, axis: int, kind: str, dtype: np.dtype,
+         reverse: bool) -> Kernel:
+    """dest = the running combination of x along `axis` (from the end when `reverse`): one
+    thread per line along the axis, grid-stride over the lines."""
+    args = Args.of([x, dest])
+    n = x.shape[axis]
+    lines = tuple(d for k, d in enumerate(x.shape) if k != axis)
+    n_lines = int(np.prod(lines, dtype=np.int64))
+
+    def at(b, view: View, line_digits: list, k: ir.Value) -> ir.Value:
+        idx: ir.Value = b.add(i64(view.offset), b.mul(k, i64(view.strides[axis])))
+        strides = [s for d, s in enumerate(view.strides) if d != axis]
+        for digit, stride in zip(line_digits, strides):
+            if stride:
+                idx = b.add(idx, b.mul(digit, i64(stride)))
+        return idx
+
+    def emit(t: Thread) -> None:
+        b = t.b
+        acc = entry_alloca(b, constant(dtype, 0).type)
+
+        def line(li):
+            d = digits(b, li, lines)
+            b.store(constant(dtype, identity(kind, dtype)), acc)
+
+            def step(k):
+                kk = b.sub(i64(n - 1), k) if reverse else k
+                value = combine(b, kind, dtype, b.load(acc), load(t, args, x, at(b, x, d, kk)))
+                b.store(value, acc)
+                store(t, args, dest, at(b, dest, d, kk), value)
+            counted_loop(b, i64(0), i64(n), i64(1), step, "k")
+        counted_loop(b, b.add(b.mul(t.bid, t.ntid), t.tid), i64(n_lines),
+                     b.mul(t.nbid, t.ntid), line, "line")
+
+    return Kernel(name, args.dtypes(), [Phase(emit)], 128, grid_for(n_lines, 128),
+                  slots=args.slots)
 
 
 def matmul(name: str, lhs: View, rhs: View, out: View, dtype: np.dtype) -> Kernel:

@@ -21,7 +21,8 @@ from redraft.compiler.ir.ssa import Block, Eqn, Function, Literal, Value
 
 from . import scalar
 from .kernel import Kernel, Thread
-from .kernels import Point, Reduction, Slot, matmul, pointwise, reduce_kernel, split_count
+from .kernels import (Point, Reduction, Slot, matmul, pointwise, reduce_kernel, scan,
+                      split_count)
 
 
 @dataclass
@@ -344,6 +345,25 @@ def _lower_single(L: _Lowering, eqn: Eqn) -> None:
         raise Unsupported(f"{eqn.prim.name} of these operands (GPU backend)")
     _lower_fused(L, Eqn(fused_p, list(eqn.ins), list(eqn.outs), fparams,
                         [Block(params, [inner], list(inner.outs))]))
+
+
+@rule("cumsum", "cumprod", "cummax", "cummin")
+def _lower_scan(L: _Lowering, eqn: Eqn) -> None:
+    from redraft.compiler.backend.llvm.scans import BOOL_KIND, SCAN_KIND
+    x = L.read(eqn.ins[0])
+    dtype = check_dtype(eqn.ins[0].aval.dtype)
+    kind = SCAN_KIND[eqn.prim.name]
+    kind = BOOL_KIND[kind] if dtype.kind == "b" else kind
+    out = eqn.outs[0]
+    slot = L.new_slot(out)
+    dest = L.whole(slot, out)
+    L.views[out.id] = dest
+    if x.size == 0:
+        return
+    if x.const is not None:
+        x = L.whole(L.materialise(x, eqn.ins[0]), eqn.ins[0])
+    L.launch(scan(L.name("scan"), x, dest, eqn.params["axis"], kind, dtype,
+                  bool(eqn.params.get("reverse", False))), [slot])
 
 
 @rule("iota")

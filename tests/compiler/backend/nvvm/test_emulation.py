@@ -190,10 +190,22 @@ def test_mlp_step_matches_the_interpreter():
     assert_close(got, want, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape,axis", [((1,), 0), ((31, 300), 1), ((31, 300), 0),
+                                        ((1000003,), 0)])
+def test_scans(shape, axis):
+    x = rand(*shape, seed=11) * 0.01 + 1.0
+
+    def f(x):
+        return (jnp.cumsum(x, axis=axis), jnp.cumprod(x, axis=axis),
+                lax.cummax(x, axis=axis, reverse=True), jnp.cumsum(x > 1.0, axis=axis))
+    got, want = emulate(f, x)
+    assert_close(got, want, rtol=1e-4)
+
+
 def test_unsupported_primitive_is_named():
     x = rand(5)
-    with pytest.raises(nvvm.Unsupported, match="cumsum"):
-        nvvm.program(optimised_ir(lambda x: jnp.cumsum(x), x))
+    with pytest.raises(nvvm.Unsupported, match="sort"):
+        nvvm.program(optimised_ir(lambda x: jnp.sort(x), x))
 
 
 def test_grid_stride_loops_cover_work_beyond_the_grid(monkeypatch):
