@@ -500,6 +500,33 @@ def _index_update(L: _Lowering, eqn: Eqn) -> None:
     L.launch(pointwise(L.name("update"), target.shape, ins, [target], body), [])
 
 
+@rule("pad")
+def _pad(L: _Lowering, eqn: Eqn) -> None:
+    """A kernel filling the padding value, then one copying the kept elements of x into
+    their strided places (negative padding crops)."""
+    x, value = L.read(eqn.ins[0]), L.read(eqn.ins[1])
+    out = eqn.outs[0]
+    slot = L.new_slot(out)
+    dest = L.whole(slot, out)
+    L.views[out.id] = dest
+    L.copy(value, dest)
+    x_start, x_shape, d_start, d_step = [], [], [], []
+    for n, out_n, (lo, hi, interior) in zip(x.shape, dest.shape, eqn.params["padding_config"]):
+        step = interior + 1
+        first = 0 if lo >= 0 else (-lo + step - 1) // step
+        last = n - 1
+        while last >= first and lo + last * step >= out_n:
+            last -= 1
+        count = max(0, last - first + 1)
+        x_start.append(first if count else 0)
+        x_shape.append(count)
+        d_start.append(lo + first * step if count else 0)
+        d_step.append(step)
+    if all(x_shape):
+        part = x.slice(tuple(x_start), (1,) * x.ndim, tuple(x_shape))
+        L.copy(part, dest.slice(tuple(d_start), tuple(d_step), tuple(x_shape)), fresh=False)
+
+
 @rule("concatenate")
 def _concatenate(L, eqn):
     out = eqn.outs[0]

@@ -202,6 +202,15 @@ def test_scans(shape, axis):
     assert_close(got, want, rtol=1e-4)
 
 
+def test_pad_with_interior_and_cropping():
+    x = rand(31, 5, seed=12)
+
+    def f(x):
+        return (lax.pad(x, 0.5, [(2, 3, 1), (-1, 0, 0)]), jnp.pad(x, ((1, 2), (0, 4))))
+    got, want = emulate(f, x)
+    assert_close(got, want)
+
+
 def test_unsupported_primitive_is_named():
     x = rand(5)
     with pytest.raises(nvvm.Unsupported, match="sort"):
