@@ -57,6 +57,34 @@ def entry_alloca(b: ir.IRBuilder, ty: ir.Type) -> ir.Value:
     return slot
 
 
+@dataclass(frozen=True)
+class DynamicView(View):
+    """A view whose offset also has run-time terms: `terms` holds (index, size, stride) with
+    `index` a scalar integer view; each adds clamp(index (+ size if negative), 0, size - 1)
+    * stride elements (NumPy indexing by a scalar known only at run time, clamped as JAX
+    clamps reads). Later index maps keep the terms (they only add to the offset)."""
+    terms: tuple = ()
+
+
+def dynamic_offset(t: "Thread", args: "Args", view: View) -> ir.Value | None:
+    """The run-time part of `view`'s offset (None for an ordinary view)."""
+    terms = getattr(view, "terms", ())
+    if not terms:
+        return None
+    b = t.b
+    total: ir.Value = i64(0)
+    for index, size, stride in terms:
+        value = load(t, args, index, i64(index.offset))
+        if value.type.width < 64:
+            value = (b.sext if index.dtype.kind == "i" else b.zext)(value, I64)
+        value = b.select(b.icmp_signed("<", value, i64(0)), b.add(value, i64(size)), value)
+        value = b.select(b.icmp_signed("<", value, i64(0)), i64(0), value)
+        top = i64(max(size - 1, 0))
+        value = b.select(b.icmp_signed(">", value, top), top, value)
+        total = b.add(total, b.mul(value, i64(stride)))
+    return total
+
+
 class Slot:
     """A device buffer as the program sees it (bound to a real buffer at run time)."""
     _count = 0
@@ -79,7 +107,7 @@ class Args:
     @staticmethod
     def of(views: list[View]) -> Args:
         slots: list[Slot] = []
-        for v in views:
+        for v in views + [term[0] for v in views for term in getattr(v, "terms", ())]:
             if v.const is None and not any(v.base is s for s in slots):
                 slots.append(v.base)
         return Args(slots)
@@ -110,7 +138,7 @@ def digits(b: ir.IRBuilder, flat: ir.Value, shape: tuple[int, ...]) -> list[ir.V
 def element_index(b: ir.IRBuilder, view: View, digits_of: Callable[[], list],
                   flat: ir.Value | None) -> ir.Value:
     """The element index into the view's buffer at the current iteration point."""
-    if flat is not None and view.is_contiguous():
+    if flat is not None and view.is_contiguous() and not getattr(view, "terms", ()):
         return b.add(flat, i64(view.offset)) if view.offset else flat
     idx: ir.Value = i64(view.offset)
     for d, s in zip(digits_of(), view.strides):
@@ -122,6 +150,9 @@ def element_index(b: ir.IRBuilder, view: View, digits_of: Callable[[], list],
 def load(t: Thread, args: Args, view: View, index: ir.Value) -> ir.Value:
     if view.const is not None:
         return constant(view.dtype, view.const)
+    extra = dynamic_offset(t, args, view)
+    if extra is not None:
+        index = t.b.add(index, extra)
     ptr = t.b.gep(t.args[args.index(view)], [index])
     value = t.b.load(ptr)
     return t.b.icmp_unsigned("!=", value, ir.Constant(value.type, 0)) if is_bool(
@@ -131,6 +162,9 @@ def load(t: Thread, args: Args, view: View, index: ir.Value) -> ir.Value:
 def store(t: Thread, args: Args, view: View, index: ir.Value, value: ir.Value) -> None:
     if is_bool(view.dtype) and value.type == I1:
         value = t.b.zext(value, memory_type(view.dtype))
+    extra = dynamic_offset(t, args, view)
+    if extra is not None:
+        index = t.b.add(index, extra)
     t.b.store(value, t.b.gep(t.args[args.index(view)], [index]))
 
 

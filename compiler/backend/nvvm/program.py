@@ -21,7 +21,7 @@ from redraft.compiler.ir.ssa import Block, Eqn, Function, Literal, Value
 
 from . import scalar
 from .kernel import Kernel, Thread
-from .kernels import (Point, Reduction, Slot, matmul, pointwise, reduce_kernel, scan,
+from .kernels import (DynamicView, Point, Reduction, Slot, matmul, pointwise, reduce_kernel, scan,
                       split_count)
 
 
@@ -131,9 +131,18 @@ class _Lowering:
             return View.contiguous(slot, dtype, value.shape)
         return self.views[a.id]
 
+    def scalar_view(self, a) -> View:
+        """The view of a value the host or another kernel reads as a plain scalar (a
+        run-time-indexed view is copied out first)."""
+        view = self.read(a)
+        if getattr(view, "terms", ()):
+            return self.whole(self.materialise(view, a), a)
+        return view
+
     def materialise(self, view: View, v) -> Slot:
         """A contiguous buffer of its own holding `view` (a copy kernel unless it is one)."""
         if (view.const is None and view.is_contiguous() and view.offset == 0
+                and not getattr(view, "terms", ())
                 and view.base.size == max(_size(view.shape), 1)):
             return view.base
         slot = self.new_slot(v)
@@ -458,11 +467,31 @@ def _rev(L, eqn):
 
 @rule("getitem")
 def _getitem(L, eqn):
-    if len(eqn.ins) != 1:
-        raise Unsupported("indexing with run-time indices (GPU backend)")
-    view = L.read(eqn.ins[0]).getitem(tuple(eqn.params["spec"]), _shape(eqn.outs[0]))
+    """Basic indexing is a view; scalar indices known only at run time add clamped terms
+    to its offset (DynamicView)."""
+    x = L.read(eqn.ins[0])
+    static, terms, axis = [], [], 0
+    for entry in tuple(eqn.params["spec"]):
+        if entry[0] == "array":
+            index = eqn.ins[1 + entry[1]]
+            if _shape(index) != ():
+                raise Unsupported("indexing with run-time indices (GPU backend): an index "
+                                  "array (gather)")
+            static.append(("int", 0))
+            terms.append((L.scalar_view(index), x.shape[axis], x.strides[axis]))
+        elif entry[0] == "bool":
+            raise Unsupported("indexing with run-time indices (GPU backend): a mask")
+        else:
+            static.append(entry)
+        if entry[0] != "none":
+            axis += 1
+    view = x.getitem(tuple(static), _shape(eqn.outs[0]))
     if view is None:
-        raise Unsupported("indexing with arrays or masks (GPU backend)")
+        raise Unsupported("indexing with run-time indices (GPU backend)")
+    if terms and x.const is None:
+        old = tuple(getattr(view, "terms", ()))
+        view = DynamicView(view.base, view.dtype, view.shape, view.strides, view.offset,
+                           view.const, old + tuple(terms))
     L.views[eqn.outs[0].id] = view
 
 
@@ -551,7 +580,7 @@ def _slots_for(L: _Lowering, values) -> list[Slot]:
 def _cond(L: _Lowering, eqn: Eqn) -> None:
     if len(eqn.regions) != 2 or len(eqn.ins) != 1:
         raise Unsupported("cond with operands or more than two branches (GPU backend)")
-    pred = L.read(eqn.ins[0])
+    pred = L.scalar_view(eqn.ins[0])
     branches = [L.region(r, []) for r in eqn.regions]
     outs = _slots_for(L, eqn.outs)
     L.steps.append(Cond(pred, branches, outs))
@@ -577,7 +606,7 @@ def _while(L: _Lowering, eqn: Eqn) -> None:
 
 @rule("for")
 def _for(L: _Lowering, eqn: Eqn) -> None:
-    lo, hi = L.read(eqn.ins[0]), L.read(eqn.ins[1])
+    lo, hi = L.scalar_view(eqn.ins[0]), L.scalar_view(eqn.ins[1])
     inits = [L.materialise(L.read(a), a) for a in eqn.ins[2:]]
     region = eqn.regions[0]
     params = _slots_for(L, region.params)

@@ -211,6 +211,25 @@ def test_pad_with_interior_and_cropping():
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("i", [0, 4, -2, 9, -40])
+def test_run_time_scalar_indices_wrap_and_clamp(i):
+    x = rand(7, 33, seed=13)
+
+    def f(x, i):
+        return x[i] * 2.0, x[:, i], jnp.sum(x[i, 3:])
+    got, want = emulate(f, x, np.int32(i))
+    assert_close(got, want)
+
+
+def test_loop_index_reads_a_row():
+    x = rand(5, 1001, seed=14)
+    got, want = emulate(lambda x: lax.fori_loop(0, 5, lambda i, a: a + x[i] * i,
+                                                 jnp.zeros(1001)), x)
+    assert_close(got, want)
+    np.testing.assert_allclose(got[0], (x * np.arange(5)[:, None]).sum(0), rtol=1e-5,
+                               atol=1e-5)
+
+
 def test_unsupported_primitive_is_named():
     x = rand(5)
     with pytest.raises(nvvm.Unsupported, match="sort"):
