@@ -106,6 +106,8 @@ def emit_nvvm(kernel: Kernel, module: ir.Module) -> ir.Function:
     """The kernel as an NVVM `ptx_kernel` in `module` (typed pointers)."""
     fn = ir.Function(module, ir.FunctionType(VOID, [pointer(d) for d in kernel.arg_dtypes]),
                      name=kernel.name)
+    for arg in fn.args:  # one argument per buffer, and a kernel writes only fresh ones
+        arg.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
     def sreg(name: str) -> ir.Value:
