@@ -10,6 +10,7 @@
     redraft ir path/to/file.py::func --sig 'f32[8]' --stage core|ssa|llvm|asm
     redraft build path/to/module.py --out DIR   # its exports: .so, Python package, C header
     redraft cache info|clear                    # the persistent compile cache
+    redraft ir path/to/file.py::func --sig 'f32[8]' --stage nvvm|ptx [--arch sm_80|sm_90]
 """
 from __future__ import annotations
 
@@ -106,6 +107,8 @@ def ir_command(args: argparse.Namespace) -> int:
     if args.stage == "ssa":
         print(ir_fn)
         return 0
+    if args.stage in ("nvvm", "ptx"):
+        return _gpu_stage(ir_fn, args.stage, args.arch)
     from redraft.compiler.backend.llvm import Unsupported, assembly, llvm_ir
     try:
         text = llvm_ir(ir_fn) if args.stage == "llvm" else assembly(ir_fn)
@@ -167,6 +170,18 @@ def _add_build_commands(commands) -> None:
     c.set_defaults(run=cache_command)
 
 
+def _gpu_stage(ir_fn, stage: str, arch: str) -> int:
+    """Print the NVVM IR or the PTX (libNVVM) of the GPU kernels of `ir_fn`."""
+    from redraft.compiler.backend import nvvm
+    try:
+        text = nvvm.nvvm_ir(ir_fn) if stage == "nvvm" else nvvm.ptx(ir_fn, arch)
+    except (nvvm.Unsupported, nvvm.NvvmError) as e:
+        print(f"redraft ir: no {stage} for this function: {e}", file=sys.stderr)
+        return 1
+    print(text, end="" if text.endswith("\n") else "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="redraft", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -182,8 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     i = commands.add_parser("ir", help="print a compilation stage of a function")
     i.add_argument("target", help="path/to/file.py::function")
     i.add_argument("--sig", default="", help="argument types, e.g. 'f32[1000],i32[]'")
-    i.add_argument("--stage", choices=("core", "ssa", "llvm", "asm"), default="ssa",
-                   help="Core source, SSA IR after passes, LLVM IR, or host assembly")
+    i.add_argument("--stage", choices=("core", "ssa", "llvm", "asm", "nvvm", "ptx"),
+                   default="ssa", help="Core source, SSA IR after passes, LLVM IR, host "
+                   "assembly, GPU kernels as NVVM IR, or their PTX")
+    i.add_argument("--arch", choices=("sm_80", "sm_90"), default="sm_80",
+                   help="GPU architecture of --stage ptx")
     i.set_defaults(run=ir_command)
     _add_build_commands(commands)
     return parser

@@ -1,6 +1,7 @@
 """Devices: where buffers live. The host CPU always exists; NVIDIA GPUs when pycuda finds one."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 
@@ -24,14 +25,43 @@ def host_device() -> Device:
     return _HOST
 
 
+def gpu_devices() -> list[Device]:
+    """The NVIDIA GPUs the CUDA driver sees (none without pycuda or a driver)."""
+    from redraft.runtime import cuda
+    return [Device("gpu", i) for i in range(cuda.gpu_count())]
+
+
+_noticed = False
+
+
+def _notice_no_gpu() -> None:
+    """Say once, in one line, why everything runs on the CPU."""
+    global _noticed
+    if _noticed:
+        return
+    _noticed = True
+    from redraft.runtime import cuda
+    print(f"redraft: no GPU ({cuda.unavailable_reason()}); running on the CPU",
+          file=sys.stderr)
+
+
 def devices(backend: str | None = None) -> list[Device]:
-    """The devices of `backend` ('cpu' or 'gpu'); by default the best available kind."""
+    """The devices of `backend` ('cpu' or 'gpu'); by default the host first, then every
+    GPU (arrays are placed on the host unless put on a GPU)."""
     if backend not in (None, "cpu", "gpu", "cuda"):
         raise ValueError(f"unknown backend {backend!r}; expected 'cpu' or 'gpu'")
+    if backend == "cpu":
+        return [_HOST]
+    gpus = gpu_devices()
     if backend in ("gpu", "cuda"):
-        raise RuntimeError("no GPU backend is available: install redraft[gpu] on a machine "
-                           "with an NVIDIA GPU and driver")
-    return [_HOST]
+        if not gpus:
+            from redraft.runtime import cuda
+            raise RuntimeError(f"no GPU is available ({cuda.unavailable_reason()}): install "
+                               "redraft[gpu] on a machine with an NVIDIA GPU and driver")
+        return gpus
+    if not gpus:
+        _notice_no_gpu()
+    return [_HOST] + gpus
 
 
 def default_backend() -> str:
