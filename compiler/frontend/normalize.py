@@ -42,6 +42,9 @@ UNARYOPS = {gast.USub: (operator.neg, "unary neg"), gast.UAdd: (operator.pos, "u
             gast.Invert: (operator.invert, "unary invert"),
             gast.Not: (operator.not_, "unary not")}
 GETITEM = ir.Ref(operator.getitem, "[]")
+# list and dict methods that change their receiver in place
+MUTATING_METHODS = ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+                    "update", "setdefault", "popitem")
 
 
 class Environment:
@@ -276,8 +279,34 @@ class Lowering:
     def stmt_Expr(self, node, out):
         if isinstance(node.value, gast.Constant):
             return  # a bare string or constant: no effect
+        mutated = self._mutated_local(node.value)
+        if mutated is not None:
+            self._rebind_mutation(node, mutated, out)
+            return
         atom_or_call = self.expr_no_assign(node.value, out)
         out.append(ir.ExprStmt(atom_or_call, self.origin(node)))
+
+    def _mutated_local(self, call) -> str | None:
+        """The local name that `call` mutates in place (`ys.append(y)`), else None."""
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and isinstance(call.func.value, gast.Name)
+                and call.func.value.id in self.locals):
+            return None
+        return call.func.value.id if call.func.attr in MUTATING_METHODS else None
+
+    def _rebind_mutation(self, node, name: str, out: list) -> None:
+        """`ys.append(y)` becomes `ys = append(ys, y)`: Core never mutates a value, so the
+        transforms see the new list as what the statement makes. Other in-place methods
+        (`extend`, `pop`, `update`, ...) would hide their data flow: refuse them."""
+        from redraft.compiler.core import helpers
+        call = node.value
+        if call.func.attr != "append" or len(call.args) != 1 or call.keywords:
+            self.fail(node, f"`{name}.{call.func.attr}(...)` changes `{name}` in place, which "
+                            "transformed functions do not allow; build a new value instead "
+                            f"(`{name} = {name} + [...]`) or use `{name}.append(item)`")
+        item = self.expr(call.args[0], out)
+        self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"),
+                                     (self.name(call.func.value, node), item)), name)
 
     def stmt_If(self, node, out):
         cond = self.expr(node.test, out)
