@@ -11,7 +11,7 @@ from redraft.compiler.ir.ssa import CONTROL_PRIMITIVES, Atom, Block, Eqn, Functi
 from redraft.compiler.primitives.linalg import dot_general_p
 from redraft.compiler.primitives.shape import transpose_p
 from redraft.compiler.primitives.elementwise import convert_element_type_p, mul_p, sub_p
-from redraft.runtime.eager import impl_rules
+from redraft.runtime.eager import eager_impl, impl_rules
 
 MAX_FOLD_ELEMENTS = 100_000  # a larger result is computed at run time, not stored in the IR
 MAX_GROWN_ELEMENTS = 1_024  # a result larger than its operands (a broadcast, an iota) is
@@ -70,7 +70,7 @@ def _constant(eqn: Eqn) -> list[Literal] | None:
         return None
     try:
         with np.errstate(all="ignore"):
-            result = impl_rules[eqn.prim](*(a.value for a in eqn.ins), **visible_params(eqn))
+            result = eager_impl(eqn.prim)(*(a.value for a in eqn.ins), **visible_params(eqn))
     except Exception:  # noqa: BLE001 - the error belongs to run time, where it is reported
         return None
     results = list(result) if eqn.prim.multiple_results else [result]
