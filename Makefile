@@ -25,6 +25,7 @@ bench:
 	$(PY) -m benchmarks.bench_kernels
 	$(PY) -m benchmarks.bench_compile
 	$(PY) -m benchmarks.bench_steps
+	$(PY) -m benchmarks.bench_matmul
 
 lint:
 	$(PY) -m ruff check --line-length 100 redraft compiler runtime kernels tests benchmarks \
