@@ -60,9 +60,10 @@ def main(argv=None) -> int:
     parser.add_argument("rev", help="the commit to compare against (e.g. a merge base)")
     parser.add_argument("module", help="benchmark module, e.g. benchmarks.bench_steps")
     parser.add_argument("--rounds", type=int, default=1, help="before/after pairs to run")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="-- then the module's args")
-    opts = parser.parse_args(argv)
-    extra = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
+    argv = sys.argv[1:] if argv is None else list(argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    opts = parser.parse_args(argv[:split])
+    extra = argv[split + 1:]  # after `--`: the benchmark module's own arguments
     with tempfile.TemporaryDirectory(prefix="redraft-before-") as tmp:
         before, after = export(opts.rev, tmp), after_site(tmp)
         for k in range(opts.rounds):

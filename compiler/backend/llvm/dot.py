@@ -182,7 +182,7 @@ def _canonical(L, view: View, order: list, groups: list[list[int]]):
             return view, strides, None
     shape = tuple(view.shape[a] for a in order)
     tmp, key = L.temporary(view.dtype, shape)
-    copy(L.cx, view.transpose(tuple(order)) if view.const is None else view, tmp)
+    copy(L.cx, view.transpose(tuple(order)), tmp)  # a constant's shape permutes too
     position = {a: k for k, a in enumerate(order)}
     strides = [_merged_stride(tmp, [position[a] for a in g]) for g in groups]
     return tmp, strides, key
