@@ -50,7 +50,7 @@ class Jitted:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args, **kwargs):
-        key = None if kwargs or self.static else _fast_key(args)
+        key = None if kwargs or self.static else fast_key(args)
         if key is not None:
             entry = self._fast.get(key)
             if entry is not None:  # the hot path: no pytrees, no signature objects
@@ -72,7 +72,7 @@ class Jitted:
             self._cache[sig] = compiled
         if key is not None and len(compiled.ir.params) == len(args):
             defaults = args[len(key):]  # parameters the caller left to their defaults
-            if _fast_key(defaults) is not None:
+            if fast_key(defaults) is not None:
                 self._fast[key] = (compiled, tuple(p.aval.dtype for p in compiled.ir.params),
                                    defaults)
         try:
@@ -130,7 +130,7 @@ _ndarray = np.ndarray
 _INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
 
 
-def _fast_key(args: tuple) -> tuple | None:
+def fast_key(args: tuple) -> tuple | None:
     """A cheap key that fixes the compiled signature, when every argument is a host Array
     ((shape, dtype, weak)), a Python float, bool or int32-sized int (its type: every value
     of one has the same weak type) or a NumPy array ((ndarray, shape, dtype)); else None."""
