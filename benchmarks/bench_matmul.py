@@ -12,8 +12,8 @@ The FMA peak is measured, not looked up: an LLVM loop of 24 independent `llvm.fm
 on the host's widest vectors (no loads or stores) runs on one core; its GFLOP/s = chains x
 lanes x 2 flops x iterations / CPU seconds of its thread, and the machine's peak is that
 times the cores. (Products are timed by the wall clock, so on a loaded machine the
-fraction of peak understates what the code can do; compare the columns of one run.) The CPU's name and
-features come from llvmlite (the code is compiled for them).
+fraction of peak understates what the code can do; compare the columns of one run.) The
+CPU's name and features come from llvmlite (the code is compiled for them).
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from redraft.compiler.ir.passes.common import has_effects, is_elementwise, resolve, substitute, visible_params
+from redraft.compiler.ir.passes.common import (has_effects, is_elementwise, resolve, substitute,
+                                              visible_params)
 from redraft.compiler.ir.ssa import CONTROL_PRIMITIVES, Atom, Block, Eqn, Function, Literal, Value
 from redraft.compiler.primitives.linalg import dot_general_p
 from redraft.compiler.primitives.shape import transpose_p
@@ -31,10 +32,10 @@ def fold(fn: Function) -> Function:
     A literal operand of an elementwise equation whose elements are all equal becomes a
     scalar literal when another operand already has the result's shape (the zero
     accumulators of gradients are then a register, not an array read from memory; `x + 0`
-    itself stays, since `-0.0 + 0.0` is `+0.0`). A transpose that swaps the free axes of a product (`(A @ B).T`) becomes
-    the product of the operands swapped (`B.T @ A.T`), so the product is written in the
-    layout its readers want (the original product is left for dce when nothing else reads
-    it). Every other equation and every value's type is unchanged.
+    itself stays, since `-0.0 + 0.0` is `+0.0`). A transpose that swaps the free axes of a
+    product (`(A @ B).T`) becomes the product of the operands swapped (`B.T @ A.T`), so the
+    product is written in the layout its readers want (the original product is left for
+    dce when nothing else reads it). Every other equation and every value's type is unchanged.
     """
     return Function(fn.name, _block(fn.body, {}), dict(fn.meta))
 
