@@ -24,6 +24,8 @@ bench:
 	$(PY) -m benchmarks.bench_ad
 	$(PY) -m benchmarks.bench_kernels
 	$(PY) -m benchmarks.bench_compile
+	$(PY) -m benchmarks.bench_steps
+	$(PY) -m benchmarks.bench_matmul
 
 lint:
 	$(PY) -m ruff check --line-length 100 redraft compiler runtime kernels tests benchmarks \

@@ -114,6 +114,20 @@ def rd_add(a, b):
     return a + b
 
 
+def rd_axpy(a, s):
+    return a * s + 1.0
+
+
+def rd_lsq(w, x, y):
+    import redraft.numpy as jnp
+    return jnp.sum((x @ w - y) ** 2)
+
+
+def rd_sin_cube(x):
+    import redraft.numpy as jnp
+    return jnp.sin(x) * x ** 3
+
+
 def rd_matmul(a, b):
     return a @ b
 
@@ -152,6 +166,9 @@ def run(repeat: int, have_redraft: bool, jax) -> list[Result]:
         "xb": rng.standard_normal((128, 784), dtype=np.float32),
         "yb": rng.standard_normal((128, 10), dtype=np.float32),
         "a3": np.ones(3, np.float32), "b3": np.ones(3, np.float32),
+        "lw": rng.standard_normal(10, dtype=np.float32),
+        "lx": rng.standard_normal((32, 10), dtype=np.float32),
+        "ly": rng.standard_normal(32, dtype=np.float32),
     }
     ns.update({f"n_{k}": v for k, v in data.items()})
     ns.update(n_selu=lambda x: selu(np, x), n_norm=norm, n_decay=decay,
@@ -167,6 +184,10 @@ def run(repeat: int, have_redraft: bool, jax) -> list[Result]:
         "dot 2000^2": {"numpy": "n_A @ n_B"},
         "mlp step": {"numpy": "n_mlp(n_params, n_xb, n_yb)"},
         "dispatch a+b f32[3]": {"numpy": "n_a3 + n_b3"},
+        "dispatch a*2.0+1 (Python float)": {"numpy": "n_a3 * 2.0 + 1.0"},
+        "jit grad lsq 32x10, NumPy args": {"numpy": "2 * n_lx.T @ (n_lx @ n_lw - n_ly)"},
+        "grad(jit(grad(jit(grad(f)))))": {},
+        "jit(grad(grad(grad(f))))": {},
     }
     notes: dict[str, str] = {}
     if have_redraft:
@@ -187,6 +208,7 @@ def run(repeat: int, have_redraft: bool, jax) -> list[Result]:
 def _add_redraft(ns: dict, data: dict, stmts: dict, notes: dict) -> None:
     import redraft
     import redraft.numpy as jnp
+    from redraft.jit import Jitted
     arrays = {k: jnp.asarray(v) for k, v in data.items() if isinstance(v, np.ndarray)}
     arrays["params"] = [(jnp.asarray(w), jnp.asarray(b)) for w, b in data["params"]]
     ns.update({f"r_{k}": v for k, v in arrays.items()})
@@ -209,13 +231,20 @@ def _add_redraft(ns: dict, data: dict, stmts: dict, notes: dict) -> None:
         "dot 2000^2": (redraft.jit(rd_matmul), "r_A, r_B"),
         "mlp step": (redraft.jit(rd_mlp_step), "r_params, r_xb, r_yb"),
         "dispatch a+b f32[3]": (redraft.jit(rd_add), "r_a3, r_b3"),
+        "dispatch a*2.0+1 (Python float)": (redraft.jit(rd_axpy), "r_a3, 2.0"),
+        "jit grad lsq 32x10, NumPy args": (redraft.jit(redraft.grad(rd_lsq)),
+                                           "n_lw, n_lx, n_ly"),
+        "grad(jit(grad(jit(grad(f)))))": (redraft.grad(redraft.jit(redraft.grad(redraft.jit(
+            redraft.grad(rd_sin_cube))))), "0.7"),
+        "jit(grad(grad(grad(f))))": (redraft.jit(redraft.grad(redraft.grad(redraft.grad(
+            rd_sin_cube)))), "0.7"),
     }
     for k, (fn, args) in enumerate(jitted.values()):
         ns[f"f{k}"] = fn
     for k, (name, (fn, args)) in enumerate(jitted.items()):
         eval(f"f{k}({args})", ns)  # compile now
         stmts[name]["ours"] = f"f{k}({args})"
-        backend = backend_of(fn)
+        backend = backend_of(fn) if isinstance(fn, Jitted) else "llvm"
         if backend != "llvm":
             notes[name] = f"ran on the {backend} backend"
 
@@ -242,6 +271,13 @@ def _add_jax(jax, ns: dict, data: dict, stmts: dict) -> None:
         "dot 2000^2": (jax.jit(lambda a, b: a @ b), "j_A, j_B"),
         "mlp step": (jax.jit(step), "j_params, j_xb, j_yb"),
         "dispatch a+b f32[3]": (jax.jit(lambda a, b: a + b), "j_a3, j_b3"),
+        "dispatch a*2.0+1 (Python float)": (jax.jit(lambda a, s: a * s + 1.0), "j_a3, 2.0"),
+        "jit grad lsq 32x10, NumPy args": (
+            jax.jit(jax.grad(lambda w, x, y: jjnp.sum((x @ w - y) ** 2))), "n_lw, n_lx, n_ly"),
+        "grad(jit(grad(jit(grad(f)))))": (jax.grad(jax.jit(jax.grad(jax.jit(jax.grad(
+            lambda x: jjnp.sin(x) * x ** 3))))), "0.7"),
+        "jit(grad(grad(grad(f))))": (jax.jit(jax.grad(jax.grad(jax.grad(
+            lambda x: jjnp.sin(x) * x ** 3)))), "0.7"),
     }
     for k, (name, (fn, args)) in enumerate(fns.items()):
         ns[f"g{k}"] = fn

@@ -56,7 +56,18 @@ CASES = [
          "(jbig + jbig).block_until_ready()"),
     Case("big.sum()      f32[1e6]", "big.sum()", "big_np.sum()",
          "jbig.sum().block_until_ready()"),
+    Case("jnp.exp(big)   f32[1e6]", "jnp.exp(big)", "np.exp(big_np)",
+         "jjnp.exp(jbig).block_until_ready()", 1),
+    Case("jnp.tanh(big)  f32[1e6]", "jnp.tanh(big)", "np.tanh(big_np)",
+         "jjnp.tanh(jbig).block_until_ready()", 1),
+    Case("selu(big)      f32[1e6]", "selu(jnp, big)", "selu(np, big_np)",
+         "selu(jjnp, jbig).block_until_ready()", 1),
 ]
+
+
+def selu(np_, x, alpha=1.67, lmbda=1.05):
+    """The quickstart's selu, eagerly, in whichever NumPy it is given."""
+    return lmbda * np_.where(x > 0, x, alpha * np_.exp(x) - alpha)
 
 RANDOM_CASE = Case("random.normal  f32[1e6]", "random.normal(key, (BIG,))",
                    "rng.standard_normal(BIG, dtype=np.float32)",
@@ -85,7 +96,7 @@ def host_values() -> dict:
 def namespace() -> dict:
     """Globals for the timed statements: NumPy operands, redraft and JAX copies of them."""
     host = host_values()
-    ns = {"np": np, "jnp": jnp, "BIG": BIG, "set_copy": set_copy,
+    ns = {"np": np, "jnp": jnp, "BIG": BIG, "set_copy": set_copy, "selu": selu,
           "rng": np.random.default_rng(0), **host}
     ns.update({name[:-3]: jnp.asarray(value) for name, value in host.items()})
     try:

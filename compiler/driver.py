@@ -60,12 +60,16 @@ class Compiled:
     backend: str
 
     def call_arrays(self, arrays: tuple) -> Any:
-        """Run on host Arrays already known to match the signature (jit's hot path)."""
-        outs = self.runner([a._buf for a in arrays])
+        """Run on host Arrays already known to match the signature."""
+        return self.call_buffers([a._buf for a in arrays])
+
+    def call_buffers(self, bufs: list) -> Any:
+        """Run on host buffers already known to match the signature (jit's hot path)."""
+        outs = self.runner(bufs)
         if self.single_leaf:
             o = outs[0]
             return wrap_host(o if type(o) is np.ndarray else np.asarray(o), self.out_weak[0])
-        return self(arrays, outs)
+        return self(bufs, outs)
 
     @property
     def single_leaf(self) -> bool:
@@ -102,12 +106,23 @@ def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
 
 def compile_function(fun: Callable, args: tuple, static: set[int]) -> Compiled:
     from redraft.compiler.ir.passes import run_pipeline
+    _warm_up_backend()
     ir_fn, out_treedef = stage(fun, args, static)
     verify(ir_fn)
     ir_fn = run_pipeline(ir_fn)
     runner, backend = _backend(ir_fn)
     out_weak = tuple(r.aval.weak_type for r in ir_fn.results)
     return Compiled(ir_fn, out_treedef, out_weak, runner, backend)
+
+
+def _warm_up_backend() -> None:
+    """Let the LLVM backend compile its kernels on another core while we stage."""
+    if os.environ.get("REDRAFT_BACKEND", "auto") != "interpret":
+        try:
+            from redraft.compiler.backend.llvm import warm_up
+        except ImportError:
+            return
+        warm_up()
 
 
 def _backend(ir_fn: Function) -> tuple[Callable, str]:

@@ -15,7 +15,7 @@ from typing import Sequence
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-_LOCK = threading.Lock()
+LLVM_LOCK = threading.Lock()  # LLVM's global context is not thread safe: one compile at a time
 
 
 @functools.lru_cache(maxsize=None)
@@ -65,12 +65,14 @@ def prepare_module(module: ir.Module | str) -> ir.Module:
     return module
 
 
-def optimise(llmod: llvm.ModuleRef, opt_level: int = 3) -> None:
-    """Run LLVM's default per-module pipeline at `opt_level` on a parsed module, in place."""
+def optimise(llmod: llvm.ModuleRef, opt_level: int = 3, vectorise: bool = True) -> None:
+    """Run LLVM's default per-module pipeline at `opt_level` on a parsed module, in place
+    (without LLVM's vectorisers when `vectorise` is false: code that is vectorised by hand
+    only pays their compile time)."""
     machine = host_target_machine()
     tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    tuning.loop_vectorization = opt_level >= 2
-    tuning.slp_vectorization = opt_level >= 2
+    tuning.loop_vectorization = vectorise and opt_level >= 2
+    tuning.slp_vectorization = vectorise and opt_level >= 2
     builder = llvm.create_pass_builder(machine, tuning)
     builder.getModulePassManager().run(llmod, builder)
 
@@ -78,13 +80,14 @@ def optimise(llmod: llvm.ModuleRef, opt_level: int = 3) -> None:
 class CompiledModule:
     """Machine code for one module, kept alive as long as this object lives."""
 
-    def __init__(self, module: ir.Module | str, opt_level: int = 3) -> None:
+    def __init__(self, module: ir.Module | str, opt_level: int = 3,
+                 vectorise: bool = True) -> None:
         _initialise()
         text = str(prepare_module(module))
-        with _LOCK:
+        with LLVM_LOCK:
             llmod = llvm.parse_assembly(text)
             llmod.verify()
-            optimise(llmod, opt_level)
+            optimise(llmod, opt_level, vectorise)
             self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
             self.engine.finalize_object()
         self.llvm_module = llmod
@@ -109,6 +112,7 @@ class CompiledModule:
         return host_target_machine().emit_assembly(self.llvm_module)
 
 
-def compile_module(module: ir.Module | str, opt_level: int = 3) -> CompiledModule:
+def compile_module(module: ir.Module | str, opt_level: int = 3,
+                   vectorise: bool = True) -> CompiledModule:
     """Compile `module` for the host CPU; see `CompiledModule`."""
-    return CompiledModule(module, opt_level)
+    return CompiledModule(module, opt_level, vectorise)

@@ -38,7 +38,9 @@ class Jitted:
             static.add(names.index(n))
         self.static = frozenset(static)
         self._cache: dict[driver.Signature, driver.Compiled] = {}
-        self._fast: dict[tuple, driver.Compiled] = {}  # all-Array calls, keyed cheaply
+        # calls whose arguments are all host Arrays, Python scalars or NumPy arrays, keyed
+        # cheaply: (compiled, dtype of each parameter, values of the defaulted ones)
+        self._fast: dict[tuple, tuple[driver.Compiled, tuple, tuple]] = {}
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
@@ -48,11 +50,12 @@ class Jitted:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args, **kwargs):
-        key = None if kwargs or self.static else _fast_key(args)
+        key = None if kwargs or self.static else fast_key(args)
         if key is not None:
-            compiled = self._fast.get(key)
-            if compiled is not None:  # the hot path: no pytrees, no signature objects
-                return compiled.call_arrays(args)
+            entry = self._fast.get(key)
+            if entry is not None:  # the hot path: no pytrees, no signature objects
+                compiled, dtypes, defaults = entry
+                return compiled.call_buffers(_fast_buffers(args + defaults, dtypes))
         args = self._positional(args, kwargs)
         for i in self.static:
             if i < len(args):
@@ -67,8 +70,11 @@ class Jitted:
             driver.log_compile(self.__name__, sig, reason)
             compiled = driver.compile_cached(self.fun, args, set(self.static))
             self._cache[sig] = compiled
-        if key is not None and len(args) == len(key):
-            self._fast[key] = compiled
+        if key is not None and len(compiled.ir.params) == len(args):
+            defaults = args[len(key):]  # parameters the caller left to their defaults
+            if fast_key(defaults) is not None:
+                self._fast[key] = (compiled, tuple(p.aval.dtype for p in compiled.ir.params),
+                                   defaults)
         try:
             return compiled(leaves)
         except Exception as e:
@@ -121,15 +127,42 @@ class Lowered:
 _ndarray = np.ndarray
 
 
-def _fast_key(args: tuple) -> tuple | None:
-    """(shape, dtype, weak) per argument when every argument is a host Array, else None."""
+_INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def fast_key(args: tuple) -> tuple | None:
+    """A cheap key that fixes the compiled signature, when every argument is a host Array
+    ((shape, dtype, weak)), a Python float, bool or int32-sized int (its type: every value
+    of one has the same weak type) or a NumPy array ((ndarray, shape, dtype)); else None."""
     key = []
     for a in args:
-        if type(a) is not Array or type(a._buf) is not _ndarray:
+        kind = type(a)
+        if kind is Array:
+            buf = a._buf
+            if type(buf) is not _ndarray:
+                return None
+            key.append((buf.shape, buf.dtype, a._weak))
+        elif kind is float or kind is bool:
+            key.append(kind)
+        elif kind is int:
+            if not _INT32_MIN <= a <= _INT32_MAX:
+                return None
+            key.append(kind)
+        elif kind is _ndarray:
+            key.append((_ndarray, a.shape, a.dtype))
+        else:
             return None
-        buf = a._buf
-        key.append((buf.shape, buf.dtype, a._weak))
     return tuple(key)
+
+
+def _fast_buffers(args: tuple, dtypes: tuple) -> list:
+    """The host buffers of arguments that matched a fast key, as the slow path makes them
+    (NumPy arrays converted to the compiled dtype, or passed through when they have it)."""
+    return [a._buf if type(a) is Array else _asarray(a, dtype)
+            for a, dtype in zip(args, dtypes)]
+
+
+_asarray = np.asarray
 
 
 def _signature(fun) -> inspect.Signature | None:

@@ -14,6 +14,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from redraft.compiler.core.loader import load
+from redraft.compiler.staging.interpreter import StagingError
+from redraft.jit import fast_key
 from redraft.compiler.transforms import callees, rules  # noqa: F401  (registers all rules)
 from redraft.compiler.transforms.common import core_of
 from redraft.compiler.transforms.custom import custom_jvp, custom_vjp  # noqa: F401
@@ -129,11 +131,37 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 
     @functools.wraps(fun)
     def grad_fn(*args, **kwargs):
+        key = fast_key(args) if compiled and not kwargs else None
+        if key is not None and key in checked:  # argument types already checked
+            return compiled[0](*args)
         args = _as_arrays(_positional(fun, args, kwargs))
         _check_inexact(args, nums, allow_int, "grad")
+        if compiled:
+            try:
+                result = compiled[0](*args)
+            except StagingError:  # e.g. a while loop whose tape grows: run it eagerly
+                compiled.clear()
+            else:
+                if key is not None:
+                    checked.add(key)
+                return result
         return _run(callee(len(args)), args)
 
-    return _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_core__)
+    checked: set[tuple] = set()  # fast keys (redraft/jit.py) of calls that passed the checks
+
+    _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_core__)
+    compiled = _compiled_if_jitted(fun, grad_fn)
+    return grad_fn
+
+
+def _compiled_if_jitted(fun: Callable, transformed: Callable) -> list[Callable]:
+    """[jit(transformed)] when `fun` is jitted, so grad(jit(f)) runs compiled as in JAX (and
+    grad(jit(grad(jit(grad(f))))) costs one compiled call, not an eager walk); else []. The
+    caller empties the list when the transformed function cannot be staged."""
+    from redraft.jit import Jitted, jit
+    if type(fun) is Jitted and not fun.static:
+        return [jit(transformed)]
+    return []
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -7,9 +7,24 @@ into immutable Arrays with the primitive's weak-type rule.
 Eager arithmetic on small arrays costs mostly Python overhead, so `bind` avoids per-call
 list building for one operand, and `unary_binder` / `binary_binder` give the NumPy layer
 closures specialised to one primitive (impl and weak rule looked up once, no keywords).
+
+The transcendental functions that compiled code computes with kernels/vecmath (exp, log,
+tanh...) run here through the same vecmath loops on float32/float64 buffers, so eager and
+jit give bit-identical results (as in JAX, where both run XLA's code); big arrays are split
+over both cores.
+
+Every eager operation allocates its result. With glibc's defaults a buffer of a few MB is a
+fresh mmap each time and every 4 KiB page of it faults on first write (~2.6 us a page here,
+more than the arithmetic), so `keep_freed_buffers` asks malloc to serve such buffers from
+its heap and keep freed memory for reuse (REDRAFT_MALLOC_DEFAULTS=1 leaves malloc alone).
 """
 from __future__ import annotations
 
+import ctypes
+import functools
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -21,11 +36,109 @@ impl_rules: dict[object, Callable] = {}
 
 _ndarray = np.ndarray
 
+# primitive name -> kernels/vecmath function that compiled code uses for it
+VECMATH_OPS = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p",
+               "tanh": "tanh", "logistic": "logistic", "erf": "erf"}
+_VECMATH_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
+_SPLIT_MIN = 1 << 17  # elements from which a map is split over the cores
+
+
+MMAP_THRESHOLD = 64 << 20   # buffers below this come from malloc's heap...
+TRIM_THRESHOLD = 256 << 20   # ...which keeps up to this much freed memory for reuse
+
+
+def keep_freed_buffers() -> bool:
+    """Raise glibc malloc's mmap and trim thresholds (see the module docstring); False where
+    the C library is not glibc or the user asked for malloc's defaults."""
+    if os.environ.get("REDRAFT_MALLOC_DEFAULTS") == "1" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    return bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD)) and bool(
+        mallopt(m_trim_threshold, TRIM_THRESHOLD))
+
+
+keep_freed_buffers()
+
+
+def _vecmath_impl(op: str, fallback: Callable) -> Callable:
+    """impl(x) through the compiled vecmath loop for `op`, or `fallback` (NumPy) where no
+    loop exists (other dtypes, an op without a float64 version)."""
+    kernels: dict[str, object] = {}
+
+    def impl(x):
+        dtype = _VECMATH_DTYPES.get(x.dtype) if type(x) is _ndarray else None
+        if dtype is None or x.size == 0:
+            return fallback(x)
+        kernel = kernels.get(dtype)
+        if kernel is None:
+            kernel = kernels[dtype] = _map_kernel(op, dtype)
+        if kernel is False:
+            return fallback(x)
+        if not x.flags.c_contiguous:
+            x = x.copy()  # (np.ascontiguousarray would make a 0-d array 1-d)
+        out = np.empty_like(x)
+        _run_map(kernel._fn, out, x)
+        return out
+
+    return impl
+
+
+def _map_kernel(op: str, dtype: str):
+    from redraft.kernels.vecmath.loops import map_kernel
+    try:
+        return map_kernel(op, dtype)
+    except NotImplementedError:  # e.g. erf has no float64 version: NumPy's then, as libm
+        return False
+
+
+def _run_map(fn: Callable, out: np.ndarray, x: np.ndarray) -> None:
+    """fn(out, x, n) over the whole buffer, in two halves on two threads when it is big (the
+    ctypes call releases the GIL)."""
+    n = x.size
+    if n < _SPLIT_MIN or _cores() < 2:
+        fn(out.ctypes.data, x.ctypes.data, n)
+        return
+    half = (n // 2) & ~63
+    step = x.itemsize * half
+    other = _pool().submit(fn, out.ctypes.data + step, x.ctypes.data + step, n - half)
+    fn(out.ctypes.data, x.ctypes.data, half)
+    other.result()
+
+
+@functools.lru_cache(maxsize=None)
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="redraft-eager")
+
+
+def eager_impl(prim) -> Callable:
+    """The eager implementation of `prim`: vecmath's where compiled code uses it."""
+    impl = impl_rules[prim]
+    op = VECMATH_OPS.get(prim.name)
+    if op is None:
+        return impl
+    wrapped = _VECMATH_IMPLS.get(prim)
+    if wrapped is None or wrapped[0] is not impl:
+        wrapped = _VECMATH_IMPLS[prim] = (impl, _vecmath_impl(op, impl))
+    return wrapped[1]
+
+
+_VECMATH_IMPLS: dict[object, tuple[Callable, Callable]] = {}
+
 
 def bind(prim, *args: Array, **params):
     """Run `prim` on Arrays `args` now; returns an Array (or a tuple for multi-result ones)."""
     try:
-        impl = impl_rules[prim]
+        impl = eager_impl(prim)
     except KeyError:
         raise NotImplementedError(f"primitive {prim.name} has no eager implementation") from None
     if len(args) == 1:
@@ -103,7 +216,7 @@ def _fixed_arity_rule(prim, arity: int) -> tuple[Callable, bool]:
         raise ValueError(f"primitive {prim.name} has several results; use bind")
     if prim not in impl_rules:
         raise NotImplementedError(f"primitive {prim.name} has no eager implementation")
-    return impl_rules[prim], prim.result_weak([True] * arity, {})
+    return eager_impl(prim), prim.result_weak([True] * arity, {})
 
 
 def _explain(prim, args, params) -> None:

@@ -33,9 +33,8 @@ def llvm_lock():
     """Hold the locks the LLVM backend and the kernels compile under: LLVM's global context
     must not be used from two threads at once (the cache saves in a background thread).
     Never call lower_function or compile a kernel while holding it (they take the locks)."""
-    from redraft.compiler.backend.llvm import codegen
     from redraft.kernels import jit_host
-    with codegen._LOCK, jit_host._LOCK:
+    with jit_host.LLVM_LOCK:
         yield
 
 

@@ -49,6 +49,25 @@ def test_transposed_and_strided_operands(dtype: type) -> None:
     assert_product(matmul(a, b), a, b)
 
 
+LAYOUT_SHAPES = [(5, 3, 40), (12, 16, 32), (13, 17, 33), (37, 300, 65), (128, 10, 96),
+                 (70, 257, 64), (33, 512, 97)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("m,k,n", LAYOUT_SHAPES)
+def test_every_transpose_layout(m: int, k: int, n: int, layout: str, dtype: type) -> None:
+    """x @ w, x @ w.T, x.T @ g and x.T @ w.T: operands stored by rows or by columns (the
+    column-stored right operand takes the transposing pack, including its k tail)."""
+    a, b = operands(m, k, n, dtype, seed=4)
+    if layout[0] == "T":
+        a = np.ascontiguousarray(a.T).T
+    if layout[1] == "T":
+        b = np.ascontiguousarray(b.T).T
+    assert_product(matmul(a, b), a, b)
+    assert_product(matmul(a, b, threads=2), a, b)
+
+
 def test_threads_split_rows_without_changing_results() -> None:
     a, b = operands(301, 517, 333, np.float32, seed=2)
     kernel = matmul_kernel("float32")
@@ -86,3 +105,5 @@ def test_narrower_blockings_are_correct(vector_bits: int) -> None:
                                      nc=3 * cfg.nr))
     a, b = operands(53, 97, 71, np.float32, seed=3)
     assert_product(kernel(a, b, threads=2), a, b)
+    bt = np.ascontiguousarray(b.T)
+    assert_product(kernel(a, bt.T, threads=2), a, bt.T)

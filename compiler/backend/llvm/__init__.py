@@ -5,6 +5,8 @@
                         then runs the reference interpreter)
     llvm_ir(fn)         the optimised LLVM IR text of the function's module
     assembly(fn)        its host assembly
+    warm_up()           start compiling the matmul kernel in the background (the driver
+                        calls it before staging, which then hides most of its cost)
 
 One file per concern: types (dtypes as LLVM types), views (strided views), elementwise
 (one rule per primitive), loops (loop nests: vectorised, reductions, threads), parallel (the
@@ -31,6 +33,7 @@ from redraft.compiler.ir.ssa import Function
 from . import control, dot, nests, scans, shapes  # noqa: F401  (they fill LOWERINGS)
 from .callbacks import install as _install_callbacks
 from .codegen import MachineCode, optimise, parse
+from .dot import warm_up
 from .dispatch import ArgumentError, Runner
 from .module import FunctionLowering, LoweredFunction, pyobject_offset_ok
 from .nests import group_elementwise
@@ -44,6 +47,7 @@ __all__ = [
     "compile_ir",
     "llvm_ir",
     "lower_function",
+    "warm_up",
 ]
 
 RunnerFn = Callable[[list], list]

@@ -11,8 +11,9 @@ runs along a row of the right operand and of the result (vectorised, no gathers)
 """
 from __future__ import annotations
 
-import functools
 import itertools
+import threading
+from concurrent.futures import Future
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -181,7 +182,7 @@ def _canonical(L, view: View, order: list, groups: list[list[int]]):
             return view, strides, None
     shape = tuple(view.shape[a] for a in order)
     tmp, key = L.temporary(view.dtype, shape)
-    copy(L.cx, view.transpose(tuple(order)) if view.const is None else view, tmp)
+    copy(L.cx, view.transpose(tuple(order)), tmp)  # a constant's shape permutes too
     position = {a: k for k, a in enumerate(order)}
     strides = [_merged_stride(tmp, [position[a] for a in g]) for g in groups]
     return tmp, strides, key
@@ -270,10 +271,38 @@ def _rows_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
     return fn
 
 
-@functools.cache
+_KERNELS: dict[str, Future] = {}
+_KERNELS_LOCK = threading.Lock()
+
+
+def _kernel_future(dtype_name: str) -> Future:
+    """The compile of the matmul kernel for `dtype_name`, started on a background thread
+    on first request (LLVM releases the GIL, so it overlaps with staging in Python)."""
+    with _KERNELS_LOCK:
+        future = _KERNELS.get(dtype_name)
+        if future is None:
+            future = _KERNELS[dtype_name] = Future()
+            threading.Thread(target=_compile_kernel, args=(dtype_name, future), daemon=True,
+                             name=f"redraft-matmul-{dtype_name}").start()
+    return future
+
+
+def _compile_kernel(dtype_name: str, future: Future) -> None:
+    try:
+        kernel = matmul_kernel(dtype_name)
+        for name in (pack_b_name(kernel.cfg), gemm_rows_name(kernel.cfg)):
+            llvm.add_symbol(name, kernel.compiled.address(name))
+        future.set_result(kernel)
+    except BaseException as e:  # noqa: BLE001 - handed to whoever waits for the kernel
+        future.set_exception(e)
+
+
+def warm_up() -> None:
+    """Start compiling the float32 matmul kernel now, in the background, so that the first
+    function with a matrix product does not wait for it after staging."""
+    _kernel_future("float32")
+
+
 def _kernel(dtype_name: str):
     """The compiled matmul kernel, its entry points registered for generated modules."""
-    kernel = matmul_kernel(dtype_name)
-    for name in (pack_b_name(kernel.cfg), gemm_rows_name(kernel.cfg)):
-        llvm.add_symbol(name, kernel.compiled.address(name))
-    return kernel
+    return _kernel_future(dtype_name).result()

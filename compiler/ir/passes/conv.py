@@ -8,6 +8,8 @@ one batch group becomes
     xp = pad(x)                                   (padding; lhs dilation as interior padding)
     s_k = slice(xp, offset k * rhs_dilation, stride window_strides)   for each kernel offset k
     patches = concatenate(s_k as N, C, 1, out...) along axis 2 -> reshape N, C*K, P
+        (or, when the kernel has more offsets K than the output positions P, one window
+        slice per position, concatenated as N, C, K, P: same patches, fewer equations)
     y  = dot_general(patches, reshape(w, O, C*K)) -> N, P, O -> N, O, out... -> out layout
 
 with the same values (the products are summed in another order). Grouped convolutions
@@ -84,6 +86,38 @@ def _is_identity(prim, x, params) -> bool:
     return False
 
 
+def _patches_by_offset(emit: _Emitter, xp: Value, p: dict, kernel, spatial_out) -> Value:
+    """(N, C, K, out...) as one strided slice per kernel offset (few offsets, many output
+    positions: the forward convolution)."""
+    n, c = xp.aval.shape[:2]
+    columns = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        start = (0, 0) + tuple(k * d for k, d in zip(offset, p["rhs_dilation"]))
+        limit = (n, c) + tuple(s + (m - 1) * st + 1 for s, m, st in
+                               zip(start[2:], spatial_out, p["window_strides"]))
+        piece = emit(slice_p, xp, start_indices=start, limit_indices=limit,
+                     strides=(1, 1) + tuple(p["window_strides"]))
+        columns.append(emit(reshape_p, piece, new_sizes=(n, c, 1) + tuple(spatial_out)))
+    return columns[0] if len(columns) == 1 else emit(concatenate_p, *columns, dimension=2)
+
+
+def _patches_by_position(emit: _Emitter, xp: Value, p: dict, kernel, spatial_out) -> Value:
+    """(N, C, K, P) as one window slice per output position (a kernel larger than the
+    output, as in the gradient with respect to a convolution's weights, where the output
+    gradient is the kernel: 9 slices for a 3x3 filter instead of one per pixel)."""
+    n, c = xp.aval.shape[:2]
+    k_total = math.prod(kernel)
+    columns = []
+    for position in itertools.product(*(range(m) for m in spatial_out)):
+        start = (0, 0) + tuple(q * st for q, st in zip(position, p["window_strides"]))
+        limit = (n, c) + tuple(s + (k - 1) * d + 1 for s, k, d in
+                               zip(start[2:], kernel, p["rhs_dilation"]))
+        piece = emit(slice_p, xp, start_indices=start, limit_indices=limit,
+                     strides=(1, 1) + tuple(p["rhs_dilation"]))
+        columns.append(emit(reshape_p, piece, new_sizes=(n, c, k_total, 1)))
+    return columns[0] if len(columns) == 1 else emit(concatenate_p, *columns, dimension=3)
+
+
 def _im2col(eqn: Eqn) -> list[Eqn]:
     p = eqn.params
     lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
@@ -99,16 +133,11 @@ def _im2col(eqn: Eqn) -> list[Eqn]:
     config = ((0, 0, 0), (0, 0, 0)) + tuple(
         (lo, hi, d - 1) for (lo, hi), d in zip(p["padding"], p["lhs_dilation"]))
     xp = emit(pad_p, x, zero, padding_config=config)
-    columns = []
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        start = (0, 0) + tuple(k * d for k, d in zip(offset, p["rhs_dilation"]))
-        limit = (n, c) + tuple(s + (m - 1) * st + 1 for s, m, st in
-                               zip(start[2:], spatial_out, p["window_strides"]))
-        piece = emit(slice_p, xp, start_indices=start, limit_indices=limit,
-                     strides=(1, 1) + tuple(p["window_strides"]))
-        columns.append(emit(reshape_p, piece, new_sizes=(n, c, 1) + tuple(spatial_out)))
-    patches = columns[0] if len(columns) == 1 else emit(concatenate_p, *columns, dimension=2)
     k_total, positions = math.prod(kernel), math.prod(spatial_out)
+    if k_total <= positions:
+        patches = _patches_by_offset(emit, xp, p, kernel, spatial_out)
+    else:
+        patches = _patches_by_position(emit, xp, p, kernel, spatial_out)
     patches = emit(reshape_p, patches, new_sizes=(n, c * k_total, positions))
     w2 = emit(reshape_p, w, new_sizes=(o, c * k_total))
     y = emit(dot_general_p, patches, w2, dimension_numbers=(((1,), (1,)), ((), ())),

@@ -25,6 +25,17 @@ def test_transposed_operands_use_strides():
     check(f, a, b, rtol=2e-5, atol=2e-5)
 
 
+def test_transposed_products_and_constant_operands():
+    """(A @ B).T is computed as B.T @ A.T (fold), also when an operand is a uniform constant
+    that must be laid out transposed (the zero initial state of an RNN's gradient)."""
+    def f(a, b):
+        zeros = jnp.zeros((32, 128), jnp.float32)
+        twos = jnp.full((128, 32), 2.0, jnp.float32)
+        return (a @ b).T, (zeros @ b).T, (twos.T @ b).T + (twos.T @ b.T).T
+    a, b = sample((32, 128), np.float32, seed=1), sample((128, 128), np.float32, seed=2)
+    check(f, a, b, rtol=2e-5, atol=2e-4)
+
+
 def test_vector_products():
     def f(v, m):
         return jnp.dot(v, v), m @ v, v @ m.T

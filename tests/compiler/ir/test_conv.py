@@ -16,6 +16,9 @@ CASES = [
     (conv_1d_valid, (1, 1, 5), (1, 1, 3)),
     (conv_3d, (1, 2, 5, 6, 4), (3, 2, 2, 3, 1)),
     (conv_negative_padding, (2, 3, 8), (4, 3, 3)),
+    # kernels with more offsets than output positions: one window slice per position
+    (conv_strided_dilated, (2, 3, 5, 3), (4, 3, 3, 4)),
+    (conv_1d_valid, (1, 2, 9), (3, 2, 7)),
 ]
 
 
@@ -42,6 +45,14 @@ def test_convolution_becomes_one_matrix_product():
     text = str(redraft.make_ir(conv_nhwc_same)(x, w))
     assert "conv_general_dilated" not in text
     assert text.count("dot_general") == 1 and text.count(" slice[") == 9, text
+
+
+def test_weight_gradient_slices_per_output_position_not_per_pixel():
+    """The weight gradient is a convolution whose kernel is the output gradient (12x12 here):
+    its patches are one slice per 3x3 filter position, not one per pixel."""
+    x, w = _arrays((2, 12, 12, 1), (3, 3, 1, 4))
+    text = str(redraft.make_ir(redraft.grad(conv_loss, argnums=1))(x, w))
+    assert text.count(" slice[") <= 2 * 9, text
 
 
 def test_grouped_convolution_is_left_alone():

@@ -119,6 +119,43 @@ def test_grad_of_jit_and_jit_of_grad():
     close(grad(jit(grad(jit(grad(fns.sum_logistic)))))(1.0), -0.0353256, rtol=1e-4)
 
 
+def test_python_scalars_and_numpy_arrays_take_the_fast_path_with_slow_path_results():
+    f = jit(fns.selu)
+    x64 = np.linspace(-2.0, 2.0, 5)  # float64: converted to float32 as the slow path does
+    first = f(x64)
+    again = f(x64)
+    assert f.cache_size == 1 and len(f._fast) == 1
+    assert again.dtype == np.float32 and np.array_equal(np.asarray(first), np.asarray(again))
+    np.testing.assert_allclose(np.asarray(again), np.asarray(fns.selu(jnp.asarray(x64))),
+                               rtol=1e-6)
+    g = jit(fns.sign_branch)
+    assert int(g(3, True)) == -3 and int(g(4, True)) == -4 and int(g(4, False)) == 4
+    r = g(5, True)
+    assert repr(r) == "Array(-5, dtype=int32, weak_type=True)" and g.cache_size == 1
+    h = jit(fns.decay)
+    assert float(h(2.0)) == float(h(jnp.asarray(2.0))) and h.cache_size == 2  # weak, strong
+    assert h(2.5).weak_type and float(h(2.5)) == pytest.approx(fns.decay(2.5), rel=1e-6)
+    assert h.cache_size == 2
+
+
+def test_an_int_beyond_int32_is_refused_on_every_call():
+    g = jit(fns.sign_branch)
+    g(1, True)
+    for _ in range(2):
+        with pytest.raises(OverflowError):
+            g(2 ** 40, True)
+
+
+def test_a_transform_of_a_jitted_function_is_compiled_once():
+    inner = jit(grad(jit(grad(fns.sum_logistic))))
+    outer = grad(inner)
+    assert float(outer(1.0)) == pytest.approx(-0.0353256, rel=1e-4)
+    assert float(outer(0.5)) == pytest.approx(float(grad(grad(grad(fns.sum_logistic)))(0.5)),
+                                              rel=1e-5)
+    with pytest.raises(TypeError, match="real- or complex-valued"):
+        outer(jnp.asarray(1))
+
+
 def test_nested_jit_is_inlined():
     g = jit(fns.inner)
 
