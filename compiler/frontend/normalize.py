@@ -730,7 +730,16 @@ def _is_docstring(stmt) -> bool:
 
 
 def _contains_return(node) -> bool:
-    return any(isinstance(n, gast.Return) for n in gast.walk(node))
+    """Whether `node` returns from the function being lowered: a `return` of a function
+    defined inside it (a def in a loop body) belongs to that function."""
+    todo = list(gast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Return):
+            return True
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(n))
+    return False
 
 
 def _always_returns(body: list) -> bool:

@@ -88,12 +88,14 @@ class Renamer:
     def loop(self, blocks: list[list[ir.Stmt]], env: dict, origin, bound: str | None = None,
              cond: ir.Atom | None = None):
         """Rename a loop's blocks (cond block first for while); carried names keep their
-        pre-loop version. Returns (blocks, renamed cond, env after the loop)."""
+        pre-loop version. Returns (blocks, renamed cond, env after the loop, the name of
+        the loop variable as each iteration starts: the body may rebind it)."""
         written = set().union(*(ir.block_writes(b) for b in blocks))
         carried = {n for n in written if n in env}
         inner = dict(env)
         if bound is not None:
             inner[bound] = self.fresh(bound)
+        entry = inner.get(bound) if bound is not None else None
         out = [self.block(blocks[0], inner)]
         if cond is not None:
             cond = self.atom(cond, inner)
@@ -108,18 +110,17 @@ class Renamer:
             after[bound] = inner[bound]
         if self.coalesce:
             out[-1] = _coalesce_carried(out[-1], {env[n] for n in carried})
-        return out, cond, after
+        return out, cond, after, entry
 
     def for_(self, s: ir.For, env: dict) -> ir.For:
         iterable = self.atom(s.iter, env)
-        (body,), _, after = self.loop([s.body], env, s.origin, bound=s.target)
-        target = after[s.target]
+        (body,), _, after, target = self.loop([s.body], env, s.origin, bound=s.target)
         env.clear()
         env.update(after)
         return ir.For(target, iterable, body, s.origin)
 
     def while_(self, s: ir.While, env: dict) -> ir.While:
-        (cond_body, body), cond, after = self.loop([s.cond_body, s.body], env, s.origin,
+        (cond_body, body), cond, after, _ = self.loop([s.cond_body, s.body], env, s.origin,
                                                    cond=s.cond)
         env.clear()
         env.update(after)
@@ -138,8 +139,11 @@ def _coalesce_carried(block: list[ir.Stmt], carried: set[str]) -> list[ir.Stmt]:
             break
         carried_name, version = copy.targets[0], copy.expr.name
         j = _top_level_def(block[:i], version)
+        # the version must keep its one definition: a nested loop that updates it in place
+        # (`x_1 = x_1 + 1`) would otherwise write the old name and lose its updates
         if j is not None and not any(carried_name in ir.stmt_reads(s) or
-                                     carried_name in ir.stmt_writes(s) for s in block[j + 1:i]):
+                                     carried_name in ir.stmt_writes(s) or
+                                     version in ir.stmt_writes(s) for s in block[j + 1:i]):
             block[j] = _retarget(block[j], version, carried_name)
             block[j + 1:i] = [ir.substitute(s, {version: carried_name}) for s in block[j + 1:i]]
             del block[i]

@@ -80,7 +80,11 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
                 static[n] = a
                 continue
             if a is None or b is None:
-                staged.append(n)  # e.g. a return value set on one path only
+                defined = b if a is None else a
+                if _holds_no_array(defined):  # a range, a function, set on one path only:
+                    static[n] = defined       # only that path can read it, so it is known
+                else:
+                    staged.append(n)  # e.g. a return value set on one path only
                 continue
             if not (_number(a) and _number(b)):
                 raise Unstageable(f"`{user_name(n)}` is given different Python values "
@@ -89,6 +93,19 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
                                   "value")
         staged.append(n)
     return static, staged
+
+
+def _holds_no_array(v) -> bool:
+    """A Python value with no number or array inside (a range, a function, a string)."""
+    from redraft.runtime.pytree import tree_leaves
+    if v is None or _number(v):
+        return False
+    try:
+        leaves = tree_leaves(v)
+    except Exception:
+        return False
+    return all(not _number(leaf) and not isinstance(leaf, np.ndarray) for leaf in leaves
+               if leaf is not v) and not isinstance(v, (tuple, list, dict))
 
 
 def _simple(v) -> bool:
