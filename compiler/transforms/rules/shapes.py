@@ -124,6 +124,7 @@ for _op in (jnp.shape, jnp.ndim, jnp.size, len, range, int, bool, jnp.zeros_like
     defnondiff(_op, "its value does not depend on its arguments' values")
 
 # Indices are never differentiable (a loop index restored from a tape may look active).
+defnondiff(slice, "a slice holds indices, which carry no derivative")
 defstatic(operator.getitem, "b")
 for _op in (helpers.at_set, helpers.at_add, helpers.at_get):
     defstatic(_op, "idx")
