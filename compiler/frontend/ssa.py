@@ -15,6 +15,9 @@ class Renamer:
     def __init__(self, params: tuple[str, ...], coalesce: bool = True):
         self.used: set[str] = set(params)
         self.coalesce = coalesce
+        # version -> the `if`s (and their branch) on which it is not assigned: Python lets a
+        # name be set on one path only, as long as only that path reads it
+        self.one_path: dict[str, list[tuple[ir.If, str]]] = {}
 
     def fresh(self, base: str) -> str:
         if base not in self.used:
@@ -70,20 +73,34 @@ class Renamer:
         then_env, else_env = dict(env), dict(env)
         body = self.block(s.body, then_env)
         orelse = self.block(s.orelse, else_env)
+        one_path = []
         for name in sorted(set(then_env) | set(else_env)):
             a, b = then_env.get(name), else_env.get(name)
             if a == b:
                 env[name] = a
             elif a is None or b is None:
                 env[name] = a or b  # defined on one path only, as Python allows
+                one_path.append((a or b, "orelse" if a else "body"))
             else:
                 merged = self.fresh(name)
+                self.define_on_every_path(a)
+                self.define_on_every_path(b)
                 body.append(ir.Assign((merged,), ir.Var(a), s.origin))
                 orelse.append(ir.Assign((merged,), ir.Var(b), s.origin))
                 env[name] = merged
         merged_names = set(env.values())
-        return ir.If(cond, _coalesce_carried(body, merged_names),
-                     _coalesce_carried(orelse, merged_names), s.origin)
+        out = ir.If(cond, _coalesce_carried(body, merged_names),
+                    _coalesce_carried(orelse, merged_names), s.origin)
+        for version, missing in one_path:
+            self.one_path.setdefault(version, []).append((out, missing))
+        return out
+
+    def define_on_every_path(self, version: str) -> None:
+        """A merge is about to copy `version`: where an `if` left it unassigned, it gets
+        None, so the copy never reads an unbound name (the user's code reads the merged
+        name only where it assigned it; staging and vmap treat None as a placeholder)."""
+        for stmt, branch in self.one_path.pop(version, []):
+            getattr(stmt, branch).append(ir.Assign((version,), ir.Const(None), stmt.origin))
 
     def loop(self, blocks: list[list[ir.Stmt]], env: dict, origin, bound: str | None = None,
              cond: ir.Atom | None = None):
@@ -138,7 +155,8 @@ def _coalesce_carried(block: list[ir.Stmt], carried: set[str]) -> list[ir.Stmt]:
                 and copy.targets[0] in carried and isinstance(copy.expr, ir.Var)):
             break
         carried_name, version = copy.targets[0], copy.expr.name
-        j = _top_level_def(block[:i], version)
+        # a version read after the block (another merged name) keeps its own definition
+        j = _top_level_def(block[:i], version) if version not in carried else None
         # the version must keep its one definition: a nested loop that updates it in place
         # (`x_1 = x_1 + 1`) would otherwise write the old name and lose its updates
         if j is not None and not any(carried_name in ir.stmt_reads(s) or

@@ -83,8 +83,10 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
                 defined = b if a is None else a
                 if _holds_no_array(defined):  # a range, a function, set on one path only:
                     static[n] = defined       # only that path can read it, so it is known
-                else:
+                elif _number(defined) or defined is None:
                     staged.append(n)  # e.g. a return value set on one path only
+                # else a tuple or dict of arrays set on one path only: no one value can
+                # hold it after the branch, and a read there is the user's NameError
                 continue
             if not (_number(a) and _number(b)):
                 raise Unstageable(f"`{user_name(n)}` is given different Python values "

@@ -191,3 +191,48 @@ def def_in_loop_body(x):
 
 def test_a_function_defined_in_a_loop_body_may_return():
     every_transform(def_in_loop_body, lambda x: 3.0 * np.sum(np.sin(x)), X, BATCH)
+
+
+# ---- names set on one path of a branch ------------------------------------------------------------
+
+def set_on_one_path_then_merged(x):
+    if jnp.tanh(x)[0] > 0.1:
+        a = x
+    if jnp.sum(x) > 0.0:
+        a = x * 2.0
+    a = jnp.sin(x)
+    return jnp.sum(a)
+
+
+def test_a_merge_never_reads_a_name_set_on_one_path():
+    """The merge after the second `if` copied `a` on the path where no `a` was set: an
+    UnboundLocalError from generated code for a program that reads only what it sets."""
+    batch = np.array([[-0.5, -0.2, -0.1], [0.5, 0.2, -0.1], [-0.5, 0.9, 0.3]], np.float32)
+    for x in batch:
+        every_transform(set_on_one_path_then_merged, lambda x: np.sum(np.sin(x)), x, batch)
+
+
+def rebinds_a_parameter_in_one_branch(x, w):
+    if jnp.tanh(x)[0] > 0.1:
+        c = (x + x)[0]
+    if x[-1] > 0.1:
+        g, x = (w + w), (x + jnp.sum(x) * 0.5)
+        q = x
+    else:
+        r = ((x - x)[:, None] * x)
+    return jnp.sum(x ** 2)
+
+
+def rebinds_a_parameter_in_one_branch_np(x):
+    if x[-1] > 0.1:
+        x = x + np.sum(x) * 0.5
+    return np.sum(x ** 2)
+
+
+def test_a_copy_into_a_merged_name_keeps_the_other_merged_names():
+    """Coalescing `q = x_2` retargeted x_2's definition to q, so x_2 (the merged x) was never
+    set on that path."""
+    batch = np.array([[0.5, 0.2, -0.1], [-0.5, 0.2, 0.3], [0.3, 0.4, 0.5]], np.float32)
+    f = lambda x: rebinds_a_parameter_in_one_branch(x, x * 2.0)  # noqa: E731
+    for x in batch:
+        every_transform(f, rebinds_a_parameter_in_one_branch_np, x, batch)
