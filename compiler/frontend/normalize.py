@@ -93,6 +93,7 @@ class Lowering:
         self.prologue: list[ir.Stmt] = []
         self.known_tuples: dict[str, tuple[ir.Atom, ...]] = {}  # *args, never reassigned
         self.known_dicts: dict[str, dict[str, ir.Atom]] = {}    # **kwargs, likewise
+        self.gathered: tuple[str, ...] = ()  # parameters a call shape added
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.gathered_params(node, shape or call_shape.CallShape(), assigned)
         if shape is not None and shape.spread:
@@ -158,7 +159,8 @@ class Lowering:
                                                                        gathered)}
         elif shape.extra_kw:
             self.fail(node, f"{self.fn.__name__}() takes no **kwargs")
-        self.params = self.params + tuple(extra) + shape.kwonly + tuple(gathered)
+        self.gathered = tuple(extra) + shape.kwonly + tuple(gathered)
+        self.params = self.params + self.gathered
 
     @classmethod
     def nested(cls, parent: "Lowering", node, name: str, params: tuple[str, ...]):
@@ -180,6 +182,7 @@ class Lowering:
         self.imported = dict(parent.imported)
         self.prologue = []
         self.known_tuples, self.known_dicts = {}, {}
+        self.gathered = ()
         return self
 
     def fresh_local(self, base: str) -> str:
@@ -227,7 +230,12 @@ class Lowering:
         else:
             body = [s for s in node.body if not _is_docstring(s)]
             self.block_with_return(body, out)
-        defaults = tuple(self.default_value(d) for d in node.args.defaults)
+        if self.name_override is None and getattr(self.fn, "__defaults__", None) is not None:
+            defaults = tuple(self.fn.__defaults__)  # the values Python computed for them
+        else:
+            defaults = tuple(self.default_value(d) for d in node.args.defaults)
+        if self.params[-len(self.gathered):] == self.gathered and self.gathered:
+            defaults = ()  # a specialisation is called with every argument (call_shape.py)
         name = self.name_override or (self.fn.__name__ if self.fn.__name__ != "<lambda>"
                                       else "lambda_")
         return ir.Function(name, self.params, out, defaults, *self.origin(node),

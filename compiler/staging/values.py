@@ -111,7 +111,7 @@ def _holds_no_array(v) -> bool:
 
 
 def _simple(v) -> bool:
-    return isinstance(v, (int, float, bool, complex, str, type(None), tuple))
+    return isinstance(v, (int, float, bool, complex, str, type(None), tuple, range, slice))
 
 
 def _number(v) -> bool:

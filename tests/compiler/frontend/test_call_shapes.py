@@ -226,3 +226,26 @@ def spread_unknown_keys(x, d):
 def test_spread_of_a_dict_with_unknown_keys_is_refused_at_the_users_line():
     with pytest.raises(UnsupportedSyntaxError, match="known"):
         redraft.grad(spread_unknown_keys)(np.ones(2, np.float32), {"scale": 1.0})
+
+
+def default_then_star(x, k=2.0, *rest):
+    return jnp.sum(k * x ** 2) + sum(rest)
+
+
+def test_defaults_before_star_args():
+    x = np.array([1.0, 2.0], np.float32)
+    close(redraft.grad(default_then_star)(x), 4.0 * x)
+    close(redraft.grad(default_then_star)(x, 3.0, 1.0, 2.0), 6.0 * x)
+    close(redraft.jit(default_then_star)(x, 3.0, 1.0), 3.0 * 5.0 + 1.0)
+    close(redraft.grad(default_then_star, argnums=2)(x, 3.0, 1.0), 1.0)
+
+
+def test_default_values_are_the_ones_python_computed():
+    """`lambda x, k=k: ...` in a comprehension: k's default is not a constant of the
+    source, but Python computed it when it made the lambda."""
+    waves = [lambda x, k=k: jnp.sin(k * x) for k in (1.0, 2.0, 3.0)]
+    for k, f in zip((1.0, 2.0, 3.0), waves):
+        close(redraft.grad(f)(0.4), k * np.cos(k * 0.4))
+    close(redraft.jit(waves[1])(0.4), np.sin(0.8))
+    xs = np.array([0.0, 0.4], np.float32)
+    close(redraft.jit(redraft.vmap(redraft.grad(waves[2])))(xs), 3.0 * np.cos(3.0 * xs))

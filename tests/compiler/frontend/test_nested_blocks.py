@@ -236,3 +236,26 @@ def test_a_copy_into_a_merged_name_keeps_the_other_merged_names():
     f = lambda x: rebinds_a_parameter_in_one_branch(x, x * 2.0)  # noqa: E731
     for x in batch:
         every_transform(f, rebinds_a_parameter_in_one_branch_np, x, batch)
+
+
+def return_from_nested_loops(x):
+    for i in range(3):
+        for j in range(3):
+            x = x + 0.1 * i
+            if j == i:
+                if i == 2:
+                    return jnp.sum(x ** 2)
+    return jnp.sum(x)
+
+
+def test_return_from_nested_loops_under_jit_jvp_and_vmap():
+    """Each branch of the return flags' ifs makes its own `range(3)`: equal values, which
+    staging must see as one (it called them different Python values)."""
+    x = X
+    expected = np.sum((x + 0.9) ** 2)
+    close(return_from_nested_loops(x), expected)
+    close(redraft.jit(return_from_nested_loops)(x), expected)
+    close(redraft.jvp(return_from_nested_loops, (x,), (x,))[1], np.sum(2 * (x + 0.9) * x),
+          rtol=1e-4)
+    close(redraft.vmap(return_from_nested_loops)(BATCH),
+          [np.sum((b + 0.9) ** 2) for b in BATCH], rtol=1e-5)
