@@ -186,6 +186,58 @@ def to_ssa(fn: ir.Function, coalesce: bool = True) -> ir.Function:
     body's recomputation must not overwrite the carried values it reads)."""
     r = Renamer(fn.params, coalesce)
     env = {p: p for p in fn.params}
-    body = r.block(fn.body, env)
+    body = _drop_dead_copies(r.block(fn.body, env))
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                        fn.doc, dict(fn.meta))
+
+
+def _drop_dead_copies(body: list[ir.Stmt]) -> list[ir.Stmt]:
+    """`body` without the copies (`k_2 = k_1`, placeholders `a = None`) into names nothing
+    reads: merging a loop variable that no one reads after its loop would make a reverse
+    pass read a version only the loop defines."""
+    live: set[str] = set()
+    copies: list[ir.Assign] = []
+    for s in ir.walk_stmts(body):
+        if _is_copy(s):
+            copies.append(s)
+        else:
+            live |= ir.stmt_reads(s) if not ir.child_blocks(s) else _own_reads(s)
+    changed = True
+    while changed:  # a copy into a live name makes its source live
+        changed = False
+        for c in copies:
+            if c.targets[0] in live and isinstance(c.expr, ir.Var) and c.expr.name not in live:
+                live.add(c.expr.name)
+                changed = True
+    dead = {c.targets[0] for c in copies} - live
+    return _without(body, dead) if dead else body
+
+
+def _own_reads(s: ir.Stmt) -> set[str]:
+    """What a compound statement itself reads (its condition or iterable)."""
+    if isinstance(s, (ir.If, ir.While)):
+        return ir.expr_reads(s.cond)
+    if isinstance(s, ir.For):
+        return ir.expr_reads(s.iter)
+    return set()
+
+
+def _is_copy(s: ir.Stmt) -> bool:
+    return (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Var)
+            or isinstance(s, ir.Assign) and len(s.targets) == 1
+            and isinstance(s.expr, ir.Const) and s.expr.value is None)
+
+
+def _without(body: list[ir.Stmt], dead: set[str]) -> list[ir.Stmt]:
+    out: list[ir.Stmt] = []
+    for s in body:
+        if _is_copy(s) and s.targets[0] in dead:
+            continue
+        if isinstance(s, ir.If):
+            s = ir.If(s.cond, _without(s.body, dead), _without(s.orelse, dead), s.origin)
+        elif isinstance(s, ir.For):
+            s = ir.For(s.target, s.iter, _without(s.body, dead), s.origin)
+        elif isinstance(s, ir.While):
+            s = ir.While(_without(s.cond_body, dead), s.cond, _without(s.body, dead), s.origin)
+        out.append(s)
+    return out

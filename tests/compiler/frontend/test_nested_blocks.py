@@ -259,3 +259,23 @@ def test_return_from_nested_loops_under_jit_jvp_and_vmap():
           rtol=1e-4)
     close(redraft.vmap(return_from_nested_loops)(BATCH),
           [np.sum((b + 0.9) ** 2) for b in BATCH], rtol=1e-5)
+
+
+def loop_variable_reused_in_a_loop_with_break(x):
+    for k in range(2):
+        x = x * 1.0
+    n = 0
+    while n < 2:
+        if n == 1:
+            break
+        for k in range(2):
+            x = x * 1.5
+        n += 1
+    return jnp.sum(x)
+
+
+def test_a_loop_variable_nothing_reads_is_not_merged():
+    """Core merged `k` (two loops' variable) through the while loop's branches; the reverse
+    pass then saved the inner loop's version before the loop had set it."""
+    every_transform(loop_variable_reused_in_a_loop_with_break,
+                    lambda x: np.sum(x * 2.25), X, BATCH)
