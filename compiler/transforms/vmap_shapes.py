@@ -305,7 +305,10 @@ def _example_shape(x, batched: bool) -> tuple:
 
 
 def select_tree(mask, a, b):
-    """`select` leaf by leaf over two pytrees of the same structure."""
+    """`select` leaf by leaf over two pytrees of the same structure (None on one path is
+    a placeholder, as in `select`)."""
+    if a is None or b is None:
+        return b if a is None else a
     return tree_map(lambda u, v: select(mask, u, v, True, True), a, b)
 
 

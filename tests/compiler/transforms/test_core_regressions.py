@@ -109,3 +109,21 @@ def same_shape_branches(x):
 def test_vmap_of_an_if_with_one_shape_still_selects_per_example():
     xs = np.array([[1.0, 2.0, 3.0], [-1.0, -2.0, -3.0]], np.float32)
     close(redraft.vmap(same_shape_branches)(xs), [12.0, np.sum(np.sin(xs[1]))])
+
+
+def pair_on_one_path(x):
+    if jnp.sum(x) > 0.0:
+        pair = (x * 2.0, jnp.sum(x))
+        z, b = pair
+    y = jnp.sin(x)
+    if jnp.sum(x) > 1.0:
+        pair = (y, y)
+    return jnp.sum(y)
+
+
+def test_vmap_selects_a_tuple_set_on_one_path():
+    """`pair` is merged between the two ifs; on the path where neither set it, its
+    placeholder is None, and the batched select of a tuple took None for a structure."""
+    xs = np.array([[1.0, 2.0, 3.0], [-1.0, -2.0, -3.0], [0.2, 0.1, 0.3]], np.float32)
+    close(redraft.vmap(pair_on_one_path)(xs), np.sum(np.sin(xs), axis=1), rtol=1e-5)
+    close(redraft.vmap(redraft.grad(pair_on_one_path))(xs), np.cos(xs), rtol=1e-5)
