@@ -37,6 +37,9 @@ class Jitted:
                                  f"{getattr(fun, '__name__', fun)}")
             static.add(names.index(n))
         self.static = frozenset(static)
+        self._static_given = (tuple(static_argnums), tuple(static_argnames))
+        from redraft.compiler.transforms.callees import needs_specialising
+        self._gathers = needs_specialising(fun)
         self._cache: dict[driver.Signature, driver.Compiled] = {}
         # calls whose arguments are all host Arrays, Python scalars or NumPy arrays, keyed
         # cheaply: (compiled, dtype of each parameter, values of the defaulted ones)
@@ -56,6 +59,11 @@ class Jitted:
             if entry is not None:  # the hot path: no pytrees, no signature objects
                 compiled, dtypes, defaults = entry
                 return compiled.call_buffers(_fast_buffers(args + defaults, dtypes))
+        if self._gathers:  # *args, **kwargs, keyword-only: compile per call shape
+            from redraft.compiler.transforms.callees import specialise_call
+            found = specialise_call(self, args, kwargs)
+            if found is not None:
+                return found[0](*found[1])
         args = self._positional(args, kwargs)
         for i in self.static:
             if i < len(args):
@@ -96,6 +104,17 @@ class Jitted:
     def __redraft_transformable__(self):
         from redraft.compiler.transforms.common import core_of
         return core_of(self.fun)
+
+    @property
+    def __redraft_inner__(self):
+        return self.fun
+
+    def __redraft_rewrap__(self, target: Callable, kinds: tuple) -> "Jitted":
+        """This jit around `target`, fun specialised on a call's shape: static argument
+        numbers keep their places, static names follow target's flat parameters."""
+        nums, names = self._static_given
+        flat = list(inspect.signature(target).parameters)
+        return Jitted(target, nums, [n for n in names if n in flat])
 
     @property
     def __redraft_primal__(self):

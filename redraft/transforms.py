@@ -31,9 +31,13 @@ from redraft.runtime.pytree import tree_flatten, tree_map
 @functools.lru_cache(maxsize=1024)
 def _signature(fun: Callable) -> tuple[inspect.Signature | None, int]:
     """(signature, number of positional parameters) of `fun`, computed once."""
-    target = getattr(fun, "__wrapped__", fun)
+    import types
+    # a plain function's own signature (a functools.wraps wrapper is what runs); a
+    # transform's wrapper takes the arguments of the function it transforms
+    own = isinstance(fun, types.FunctionType) and not (
+        hasattr(fun, "__redraft_inner__") or hasattr(fun, "__redraft_transformable__"))
     try:
-        sig = inspect.signature(target)
+        sig = inspect.signature(fun, follow_wrapped=not own)
     except (TypeError, ValueError):
         return None, -1
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -114,6 +118,21 @@ def _transformable(wrapper: Callable, core: Callable[[], Any]) -> Callable:
     return wrapper
 
 
+def _rewrappable(wrapper: Callable, fun: Callable, remake: Callable[[Callable], Callable]):
+    """Mark `wrapper` (a transform of `fun`) as re-made by `remake(g)` around g, the
+    specialisation of `fun` on a call's shape when fun takes *args, **kwargs or
+    keyword-only parameters (compiler/transforms/callees.py, specialise_call)."""
+    wrapper.__redraft_inner__ = fun
+    wrapper.__redraft_rewrap__ = lambda target, kinds: remake(target)
+    return wrapper
+
+
+def _specialised(wrapper: Callable, args: tuple, kwargs: dict):
+    """(the wrapper re-made for this call's shape, flat arguments), or None."""
+    found = callees.specialise_call(wrapper, args, kwargs)
+    return None if found is None else found[:2]
+
+
 # ---- reverse mode --------------------------------------------------------------------------------
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -134,6 +153,9 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         key = fast_key(args) if compiled and not kwargs else None
         if key is not None and key in checked:  # argument types already checked
             return compiled[0](*args)
+        found = _specialised(grad_fn, args, kwargs)
+        if found is not None:
+            return found[0](*found[1])
         args = _as_arrays(_positional(fun, args, kwargs))
         _check_inexact(args, nums, allow_int, "grad")
         if compiled:
@@ -149,6 +171,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 
     checked: set[tuple] = set()  # fast keys (redraft/jit.py) of calls that passed the checks
 
+    _rewrappable(grad_fn, fun, lambda g: grad(g, argnums, has_aux, holomorphic, allow_int))
     _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_core__)
     compiled = _compiled_if_jitted(fun, grad_fn)
     return grad_fn
@@ -172,6 +195,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
     @functools.wraps(fun)
     def value_and_grad_fn(*args, **kwargs):
+        found = _specialised(value_and_grad_fn, args, kwargs)
+        if found is not None:
+            return found[0](*found[1])
         args = _as_arrays(_positional(fun, args, kwargs))
         _check_inexact(args, nums, allow_int, "value_and_grad")
         mask = _mask(len(args), nums)
@@ -186,7 +212,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             return (result[0], result[1]), bars
         return result[0], bars
 
-    return value_and_grad_fn
+    return _rewrappable(value_and_grad_fn, fun, lambda g: value_and_grad(
+        g, argnums, has_aux, holomorphic, allow_int))
 
 
 def fun_primal(fun: Callable) -> Callable:
@@ -200,6 +227,9 @@ def _seed(value):
 
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), vjp_fun) where vjp_fun(ct) gives the cotangent of each primal."""
+    found = _specialised(fun, tuple(primals), {})
+    if found is not None:
+        return vjp(found[0], *found[1], has_aux=has_aux)
     args = _as_arrays(tuple(primals))
     mask = tuple(True for _ in args)
     f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
@@ -234,6 +264,9 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
         raise TypeError("jvp takes primals and tangents as tuples (or lists) of arguments")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    found = _specialised(fun, tuple(primals), {})
+    if found is not None:
+        fun = found[0]
     args, dots = _as_arrays(tuple(primals)), _as_arrays(tuple(tangents))
     for p, t in zip(tree_flatten(args)[0], tree_flatten(dots)[0]):
         if np.shape(p) != np.shape(t):
@@ -281,6 +314,9 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
 
     @functools.wraps(fun)
     def jac_fn(*args, **kwargs):
+        found = _specialised(jac_fn, args, kwargs)
+        if found is not None:
+            return found[0](*found[1])
         args = _as_arrays(_positional(fun, args, kwargs))
         _check_inexact(args, nums, False, "jacfwd" if forward else "jacrev")
         out = tuple(_run(built(a), args) for a in nums)
@@ -288,7 +324,7 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
 
     if isinstance(argnums, int):
         _transformable(jac_fn, lambda: built(argnums).__redraft_core__)
-    return jac_fn
+    return _rewrappable(jac_fn, fun, lambda g: _jacobian(g, argnums, forward))
 
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -46,6 +46,10 @@ class Vmapped:
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         from redraft.transforms import _run
+        if callees.needs_specialising(self._vmap_fun):  # *args, **kwargs, keyword-only
+            found = callees.specialise_call(self, args, kwargs)
+            if found is not None:
+                return found[0](*found[1])
         args, specs = self._bind(args, kwargs)
         prepared, types, n = prepare_arguments(args, specs, self._vmap_axis_size, self._names())
         callee, out_type = batched_callee(self._vmap_fun, self._core_fn, types)
@@ -89,6 +93,25 @@ class Vmapped:
         return tuple(values[p] for p in params), tuple(axes[p] for p in params)
 
     # ---- composition ---------------------------------------------------------------------------
+    @property
+    def __redraft_inner__(self):
+        return self._vmap_fun
+
+    def __redraft_rewrap__(self, target: Callable, kinds: tuple) -> "Vmapped":
+        """This vmap around `target`, the function specialised on a call's shape, whose
+        parameters are flat (callees.specialise_call): positional arguments keep their
+        in_axes, keywords are mapped along axis 0 and defaults not at all, as in JAX."""
+        n_positional = kinds.count("position")
+        given = _positional_specs(self._vmap_in_axes, n_positional)
+        axes, k = [], 0
+        for kind in kinds:
+            if kind == "position":
+                axes.append(given[k])
+                k += 1
+            else:
+                axes.append(0 if kind == "keyword" else None)
+        return Vmapped(target, tuple(axes), self._vmap_out_axes, self._vmap_axis_size)
+
     def __redraft_transformable__(self):
         """The Core of this vmapped function (arguments taken as arrays, or as tuples where
         in_axes is a tuple), so grad, jvp and vmap can transform it further."""

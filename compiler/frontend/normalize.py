@@ -17,7 +17,7 @@ import types
 import gast
 
 from redraft.compiler.core import ir
-from redraft.compiler.frontend import control_flow, jumps, local_functions, methods
+from redraft.compiler.frontend import call_shape, control_flow, jumps, local_functions, methods
 from redraft.compiler.frontend.source import ParsedFunction, parse_function
 from redraft.runtime.errors import RedraftError
 
@@ -68,16 +68,18 @@ class Environment:
         return False, None
 
 
-def lower_function(fn) -> ir.Function:
-    """Core for the Python function `fn` (its source is read and parsed with gast)."""
+def lower_function(fn, shape: call_shape.CallShape | None = None) -> ir.Function:
+    """Core for the Python function `fn` (its source is read and parsed with gast); a
+    signature with *args, **kwargs or keyword-only parameters is specialised on `shape`
+    (compiler/frontend/call_shape.py; by default, a call with named arguments only)."""
     parsed = parse_function(fn)
-    return Lowering(fn, parsed).run()
+    return Lowering(fn, parsed, shape).run()
 
 
 class Lowering:
     """One function's lowering: holds the temporaries counter and the local names."""
 
-    def __init__(self, fn, parsed: ParsedFunction):
+    def __init__(self, fn, parsed: ParsedFunction, shape: call_shape.CallShape | None = None):
         self.fn = fn
         self.parsed = parsed
         self.env = Environment(fn)
@@ -85,14 +87,83 @@ class Lowering:
         node = parsed.node
         self.params = tuple(a.id for a in list(getattr(node.args, "posonlyargs", []))
                             + list(node.args.args))
-        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
-            self.fail(node, "*args, **kwargs and keyword-only parameters are not supported "
-                            "in transformed functions yet")
-        self.locals = set(self.params) | _assigned_names(node)
+        assigned = _assigned_names(node)
+        self.locals = set(self.params) | assigned
         self.line = node.lineno
         self.local_functions: dict[str, local_functions.LocalFunction] = {}
         self.name_override: str | None = None
         self.imported: dict[str, object] = {}
+        self.prologue: list[ir.Stmt] = []
+        self.known_tuples: dict[str, tuple[ir.Atom, ...]] = {}  # *args, never reassigned
+        self.known_dicts: dict[str, dict[str, ir.Atom]] = {}    # **kwargs, likewise
+        self.gathered: tuple[str, ...] = ()  # parameters a call shape added
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            self.gathered_params(node, shape or call_shape.CallShape(), assigned)
+        if shape is not None and shape.spread:
+            self.spread_params(node, shape.spread, assigned)
+
+    def spread_params(self, node, spread: tuple, assigned: set[str]) -> None:
+        """Parameters the body spreads, read item by item in the prologue: `f(*params)`
+        becomes `f(params_0, params_1)` for the length the call gives params."""
+        origin = self.origin(node)
+        for name, structure in spread:
+            if name in assigned or name not in self.params:
+                continue
+            keys = range(structure) if isinstance(structure, int) else structure
+            items = {}
+            for key in keys:
+                item = self.fresh_local(f"{name}_{key}" if str(key).isidentifier()
+                                        or isinstance(key, int) else f"{name}_item")
+                self.prologue.append(ir.Assign((item,), ir.Call(
+                    GETITEM, (ir.Var(name), ir.Const(key))), origin))
+                items[key] = ir.Var(item)
+            if isinstance(structure, int):
+                self.known_tuples[name] = tuple(items.values())
+            else:
+                self.known_dicts[name] = items
+
+    def gathered_params(self, node, shape: call_shape.CallShape, assigned: set[str]) -> None:
+        """Parameters and prologue for *args, keyword-only parameters and **kwargs, as
+        compiler/frontend/call_shape.py lays them out for `shape`."""
+        from redraft.compiler.core import helpers
+        args = node.args
+        origin = self.origin(node)
+        kwonly = [a.id for a in args.kwonlyargs]
+        self.locals |= set(kwonly) | {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        if shape.n_extra and args.vararg is None:
+            self.fail(node, f"{self.fn.__name__}() takes no *args")
+        extra: list[str] = []
+        if args.vararg is not None:
+            name = args.vararg.id
+            extra = [self.fresh_local(f"{name}_{i}") for i in range(shape.n_extra)]
+            items = tuple(ir.Var(n) for n in extra)
+            self.prologue.append(ir.Assign((name,), ir.Tuple(items), origin))
+            if name not in assigned:
+                self.known_tuples[name] = items
+        defaults = getattr(self.fn, "__kwdefaults__", None) or {}
+        for k in kwonly:
+            if k not in shape.kwonly:
+                if k not in defaults:
+                    self.fail(node, f"{self.fn.__name__}() missing keyword-only argument {k!r}")
+                self.prologue.append(ir.Assign((k,), _ref_or_const(defaults[k], f"{k}_default"),
+                                               origin))
+        gathered: list[str] = []
+        if args.kwarg is not None:
+            name = args.kwarg.id
+            gathered = [self.fresh_local(f"{name}_{k}") for k in shape.extra_kw]
+            keys = self.emit(self.prologue, node, ir.Tuple(tuple(ir.Const(k)
+                                                                 for k in shape.extra_kw)))
+            values = self.emit(self.prologue, node, ir.Tuple(tuple(ir.Var(n)
+                                                                   for n in gathered)))
+            self.prologue.append(ir.Assign((name,), ir.Call(
+                ir.Ref(helpers.make_dict, "dict_of"), (keys, values)), origin))
+            if name not in assigned:
+                self.known_dicts[name] = {k: ir.Var(n) for k, n in zip(shape.extra_kw,
+                                                                       gathered)}
+        elif shape.extra_kw:
+            self.fail(node, f"{self.fn.__name__}() takes no **kwargs")
+        self.gathered = tuple(extra) + shape.kwonly + tuple(gathered)
+        self.params = self.params + self.gathered
 
     @classmethod
     def nested(cls, parent: "Lowering", node, name: str, params: tuple[str, ...]):
@@ -112,6 +183,9 @@ class Lowering:
         self.local_functions = dict(parent.local_functions)
         self.name_override = name
         self.imported = dict(parent.imported)
+        self.prologue = []
+        self.known_tuples, self.known_dicts = {}, {}
+        self.gathered = ()
         return self
 
     def fresh_local(self, base: str) -> str:
@@ -152,14 +226,19 @@ class Lowering:
         if isinstance(node, gast.FunctionDef) and jumps.has_jumps(node):
             jumps.desugar(node)
             self.locals |= _assigned_names(node)
-        out: list[ir.Stmt] = []
+        out: list[ir.Stmt] = list(self.prologue)
         if isinstance(node, gast.Lambda):
             result = self.expr(node.body, out)
             out.append(ir.Return(result, self.origin(node)))
         else:
             body = [s for s in node.body if not _is_docstring(s)]
             self.block_with_return(body, out)
-        defaults = tuple(self.default_value(d) for d in node.args.defaults)
+        if self.name_override is None and getattr(self.fn, "__defaults__", None) is not None:
+            defaults = tuple(self.fn.__defaults__)  # the values Python computed for them
+        else:
+            defaults = tuple(self.default_value(d) for d in node.args.defaults)
+        if self.params[-len(self.gathered):] == self.gathered and self.gathered:
+            defaults = ()  # a specialisation is called with every argument (call_shape.py)
         name = self.name_override or (self.fn.__name__ if self.fn.__name__ != "<lambda>"
                                       else "lambda_")
         return ir.Function(name, self.params, out, defaults, *self.origin(node),
@@ -644,19 +723,8 @@ class Lowering:
             idx = self.index(idx_node, out)
             value = self.expr(value_node, out)
             return methods.at_update_call(base, idx, mode, value)
-        args, star = [], None
-        for a in node.args:
-            if isinstance(a, gast.Starred):
-                if star is not None:
-                    self.fail(node, "only one *args spread per call is supported")
-                star = self.expr(a.value, out)
-            else:
-                args.append(self.expr(a, out))
-        kwargs = []
-        for k in node.keywords:
-            if k.arg is None:
-                self.fail(node, "**kwargs spreading in calls is not supported")
-            kwargs.append((k.arg, self.expr(k.value, out)))
+        args, star = self.call_args(node, out)
+        kwargs = self.call_keywords(node, out)
         if isinstance(node.func, gast.Attribute):
             receiver = self.expr(node.func.value, out)
             if not isinstance(receiver, ir.Ref):
@@ -676,7 +744,89 @@ class Lowering:
             local = fn.value
             return ir.Call(ir.Ref(local.function, local.name),
                            local_functions.call_atoms(local, tuple(args)))
+        if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(fn.value):
+            return self.shaped_call(node, fn, args, kwargs)
         return ir.Call(fn, tuple(args), tuple(kwargs), star)
+
+    def call_args(self, node, out) -> tuple[list[ir.Atom], ir.Atom | None]:
+        """(positional atoms, spread atom or None) of a call. `f(*xs)` spreads the atoms of
+        a tuple known here (a literal, or the function's own *args); any other spread
+        becomes one tuple, built at run time, that the call spreads."""
+        pieces: list = []  # lists of atoms, or atoms of sequences spread at run time
+        for a in node.args:
+            if not isinstance(a, gast.Starred):
+                if pieces and isinstance(pieces[-1], list):
+                    pieces[-1].append(self.expr(a, out))
+                else:
+                    pieces.append([self.expr(a, out)])
+                continue
+            items = self.known_items(a.value, out)
+            if items is None:
+                pieces.append(self.expr(a.value, out))
+            elif pieces and isinstance(pieces[-1], list):
+                pieces[-1].extend(items)
+            else:
+                pieces.append(list(items))
+        if all(isinstance(p, list) for p in pieces):
+            return [a for p in pieces for a in p], None
+        if len(pieces) <= 2 and not isinstance(pieces[-1], list) and all(
+                isinstance(p, list) for p in pieces[:-1]):
+            return (pieces[0] if len(pieces) == 2 else []), pieces[-1]
+        whole = None
+        for p in pieces:
+            part = self.emit(out, node, ir.Tuple(tuple(p)) if isinstance(p, list) else
+                             ir.Call(ir.Ref(tuple, "tuple"), (p,)))
+            whole = part if whole is None else self.emit(
+                out, node, ir.Call(ir.Ref(operator.add, "+"), (whole, part)))
+        return [], whole
+
+    def known_items(self, node, out) -> tuple[ir.Atom, ...] | None:
+        """The atoms of a sequence whose length is known when the source is read."""
+        if isinstance(node, gast.Name) and node.id in self.known_tuples:
+            return self.known_tuples[node.id]
+        if isinstance(node, (gast.Tuple, gast.List)) and not any(
+                isinstance(e, gast.Starred) for e in node.elts):
+            return tuple(self.expr(e, out) for e in node.elts)
+        return None
+
+    def call_keywords(self, node, out) -> list[tuple[str, ir.Atom]]:
+        """A call's keyword atoms; `**d` spreads a dict whose keys are known here (a
+        literal with string keys, or the function's own **kwargs)."""
+        kwargs: list[tuple[str, ir.Atom]] = []
+        for k in node.keywords:
+            if k.arg is not None:
+                kwargs.append((k.arg, self.expr(k.value, out)))
+            elif isinstance(k.value, gast.Name) and k.value.id in self.known_dicts:
+                kwargs.extend(self.known_dicts[k.value.id].items())
+            elif isinstance(k.value, gast.Dict) and all(
+                    isinstance(key, gast.Constant) and isinstance(key.value, str)
+                    for key in k.value.keys):
+                kwargs.extend((key.value, self.expr(v, out))
+                              for key, v in zip(k.value.keys, k.value.values))
+            else:
+                self.fail(node, "`**` spreading in a call needs a dict whose keys are known "
+                                "when the function is read (a literal, or the function's own "
+                                "**kwargs); pass the keywords by name")
+        names = [k for k, _ in kwargs]
+        repeated = sorted({k for k in names if names.count(k) > 1})
+        if repeated:
+            self.fail(node, f"keyword argument {repeated[0]!r} is given more than once")
+        return kwargs
+
+    def shaped_call(self, node, fn: ir.Ref, args: list, kwargs: list) -> ir.Call:
+        """A call of a function with *args, **kwargs or keyword-only parameters: a call of
+        its specialisation on this call's shape, every argument positional."""
+        from redraft.compiler.transforms.callees import shaped
+
+        def default(name, value):
+            return _ref_or_const(value, f"{name}_default")
+
+        try:
+            shape, flat = call_shape.bind(fn.value, list(args), dict(kwargs), default)
+        except TypeError as e:
+            self.fail(node, str(e))
+        target = shaped(fn.value, shape)
+        return ir.Call(ir.Ref(target, fn.path.split(".")[-1]), tuple(flat))
 
     def control_flow(self, node, out):
         """lax.fori_loop / while_loop / cond / switch / scan / map, lowered to Core."""
@@ -753,13 +903,31 @@ class Lowering:
         self.fail(node, "starred expressions are only supported as call arguments")
 
 
+def _user_function_that_gathers(value) -> bool:
+    """A function of the user's (not redraft's own library, not an operation with rules)
+    with *args, **kwargs or keyword-only parameters: its calls are specialised."""
+    from redraft.compiler.transforms.registry import rules_for
+    module = getattr(value, "__module__", "") or ""
+    return (call_shape.gathers(value) and not module.startswith("redraft.")
+            and rules_for(value) is None)
+
+
 def _is_docstring(stmt) -> bool:
     return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and isinstance(
         stmt.value.value, str)
 
 
 def _contains_return(node) -> bool:
-    return any(isinstance(n, gast.Return) for n in gast.walk(node))
+    """Whether `node` returns from the function being lowered: a `return` of a function
+    defined inside it (a def in a loop body) belongs to that function."""
+    todo = list(gast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Return):
+            return True
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(n))
+    return False
 
 
 def _always_returns(body: list) -> bool:

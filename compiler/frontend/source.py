@@ -31,10 +31,12 @@ def parse_function(fn) -> ParsedFunction:
         raise SourceUnavailableError(f"{fn!r} is not a Python function, so redraft cannot "
                                      "read its source")
     filename = code.co_filename
-    if fn.__name__ == "<lambda>":
+    if code.co_name == "<lambda>":
         return _parse_lambda(fn, filename)
     try:
-        lines, start = inspect.getsourcelines(fn)
+        # the source of the code object that runs: inspect.getsourcelines(fn) would follow
+        # a functools.wraps wrapper's __wrapped__ to the function it wraps
+        lines, start = inspect.getsourcelines(code)
     except (OSError, TypeError) as e:
         raise SourceUnavailableError(
             f"cannot read the source of {fn.__qualname__} ({filename}): {e}. Define it in a "

@@ -16,7 +16,10 @@ class Renamer:
     def __init__(self, params: tuple[str, ...], coalesce: bool = True):
         self.used: set[str] = set(params)
         self.coalesce = coalesce
-        self.maybe_unbound: set[str] = set()  # versions some path reaches without a value
+        # version -> the `if`s (and their branch) on which it is not assigned: Python lets a
+        # name be set on one path only, as long as only that path reads it
+        self.one_path: dict[str, list[tuple[ir.If, str]]] = {}
+        self.maybe_unbound: set[str] = set()  # versions a loop that ran no iteration left unset
 
     def fresh(self, base: str) -> str:
         if base not in self.used:
@@ -72,32 +75,47 @@ class Renamer:
         then_env, else_env = dict(env), dict(env)
         body = self.block(s.body, then_env)
         orelse = self.block(s.orelse, else_env)
+        one_path = []
         for name in sorted(set(then_env) | set(else_env)):
             a, b = then_env.get(name), else_env.get(name)
             if a == b:
                 env[name] = a
             elif a is None or b is None:
                 env[name] = a or b  # defined on one path only, as Python allows
-                self.maybe_unbound.add(env[name])
+                one_path.append((a or b, "orelse" if a else "body"))
             else:
                 merged = self.fresh(name)
+                self.define_on_every_path(a)
+                self.define_on_every_path(b)
                 body.append(ir.Assign((merged,), ir.Var(a), s.origin))
                 orelse.append(ir.Assign((merged,), ir.Var(b), s.origin))
                 env[name] = merged
         merged_names = set(env.values())
-        return ir.If(cond, _coalesce_carried(body, merged_names),
-                     _coalesce_carried(orelse, merged_names), s.origin)
+        out = ir.If(cond, _coalesce_carried(body, merged_names),
+                    _coalesce_carried(orelse, merged_names), s.origin)
+        for version, missing in one_path:
+            self.one_path.setdefault(version, []).append((out, missing))
+        return out
+
+    def define_on_every_path(self, version: str) -> None:
+        """A merge is about to copy `version`: where an `if` left it unassigned, it gets
+        None, so the copy never reads an unbound name (the user's code reads the merged
+        name only where it assigned it; staging and vmap treat None as a placeholder)."""
+        for stmt, branch in self.one_path.pop(version, []):
+            getattr(stmt, branch).append(ir.Assign((version,), ir.Const(None), stmt.origin))
 
     def loop(self, blocks: list[list[ir.Stmt]], env: dict, origin, bound: str | None = None,
              cond: ir.Atom | None = None):
         """Rename a loop's blocks (cond block first for while). Returns (the copies into
-        fresh carried names to put before the loop, blocks, renamed cond, env after)."""
+        fresh carried names to put before the loop, blocks, renamed cond, env after, the
+        name of the loop variable as each iteration starts: the body may rebind it)."""
         written = set().union(*(ir.block_writes(b) for b in blocks))
         carried = {n for n in written if n in env}
-        entry = self.entry_copies(carried, env, origin)
+        copies = self.entry_copies(carried, env, origin)
         inner = dict(env)
         if bound is not None:
             inner[bound] = self.fresh(bound)
+        target = inner.get(bound) if bound is not None else None
         out = [self.block(blocks[0], inner)]
         if cond is not None:
             cond = self.atom(cond, inner)
@@ -113,16 +131,18 @@ class Renamer:
             after[bound] = inner[bound]
         if self.coalesce:
             out[-1] = _coalesce_carried(out[-1], {env[n] for n in carried})
-        return entry, out, cond, after
+        return copies, out, cond, after, target
 
     def entry_copies(self, carried: set[str], env: dict, origin) -> list[ir.Stmt]:
         """`x_1 = x` for each carried `x`, with `env` moved to the fresh version: the loop
-        writes only names of its own, so no value made before it is overwritten. A name
-        that may be unbound before the loop keeps its version (copying it could raise)."""
+        writes only names of its own, so no value made before it is overwritten. A name an
+        `if` set on one path gets None on the other first; one a loop may have left unset
+        keeps its version (copying it could raise)."""
         copies: list[ir.Stmt] = []
         for name in sorted(carried):
             if env[name] in self.maybe_unbound:
                 continue
+            self.define_on_every_path(env[name])
             version = self.fresh(name)
             copies.append(ir.Assign((version,), ir.Var(env[name]), origin))
             env[name] = version
@@ -130,15 +150,14 @@ class Renamer:
 
     def for_(self, s: ir.For, env: dict) -> list[ir.Stmt]:
         iterable = self.atom(s.iter, env)
-        entry, (body,), _, after = self.loop([s.body], env, s.origin, bound=s.target)
-        target = after[s.target]
+        entry, (body,), _, after, target = self.loop([s.body], env, s.origin, bound=s.target)
         env.clear()
         env.update(after)
         return entry + [ir.For(target, iterable, body, s.origin)]
 
     def while_(self, s: ir.While, env: dict) -> list[ir.Stmt]:
-        entry, (cond_body, body), cond, after = self.loop([s.cond_body, s.body], env,
-                                                          s.origin, cond=s.cond)
+        entry, (cond_body, body), cond, after, _ = self.loop([s.cond_body, s.body], env,
+                                                             s.origin, cond=s.cond)
         env.clear()
         env.update(after)
         return entry + [ir.While(cond_body, cond, body, s.origin)]
@@ -155,9 +174,13 @@ def _coalesce_carried(block: list[ir.Stmt], carried: set[str]) -> list[ir.Stmt]:
                 and copy.targets[0] in carried and isinstance(copy.expr, ir.Var)):
             break
         carried_name, version = copy.targets[0], copy.expr.name
-        j = _top_level_def(block[:i], version)
+        # a version read after the block (another merged name) keeps its own definition
+        j = _top_level_def(block[:i], version) if version not in carried else None
+        # the version must keep its one definition: a nested loop that updates it in place
+        # (`x_1 = x_1 + 1`) would otherwise write the old name and lose its updates
         if j is not None and not any(carried_name in ir.stmt_reads(s) or
-                                     carried_name in ir.stmt_writes(s) for s in block[j + 1:i]):
+                                     carried_name in ir.stmt_writes(s) or
+                                     version in ir.stmt_writes(s) for s in block[j + 1:i]):
             block[j] = _retarget(block[j], version, carried_name)
             block[j + 1:i] = [_rename(s, version, carried_name) for s in block[j + 1:i]]
             del block[i]
@@ -190,6 +213,58 @@ def to_ssa(fn: ir.Function, coalesce: bool = True) -> ir.Function:
     body's recomputation must not overwrite the carried values it reads)."""
     r = Renamer(fn.params, coalesce)
     env = {p: p for p in fn.params}
-    body = r.block(fn.body, env)
+    body = _drop_dead_copies(r.block(fn.body, env))
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                        fn.doc, dict(fn.meta))
+
+
+def _drop_dead_copies(body: list[ir.Stmt]) -> list[ir.Stmt]:
+    """`body` without the copies (`k_2 = k_1`, placeholders `a = None`) into names nothing
+    reads: merging a loop variable that no one reads after its loop would make a reverse
+    pass read a version only the loop defines."""
+    live: set[str] = set()
+    copies: list[ir.Assign] = []
+    for s in ir.walk_stmts(body):
+        if _is_copy(s):
+            copies.append(s)
+        else:
+            live |= ir.stmt_reads(s) if not ir.child_blocks(s) else _own_reads(s)
+    changed = True
+    while changed:  # a copy into a live name makes its source live
+        changed = False
+        for c in copies:
+            if c.targets[0] in live and isinstance(c.expr, ir.Var) and c.expr.name not in live:
+                live.add(c.expr.name)
+                changed = True
+    dead = {c.targets[0] for c in copies} - live
+    return _without(body, dead) if dead else body
+
+
+def _own_reads(s: ir.Stmt) -> set[str]:
+    """What a compound statement itself reads (its condition or iterable)."""
+    if isinstance(s, (ir.If, ir.While)):
+        return ir.expr_reads(s.cond)
+    if isinstance(s, ir.For):
+        return ir.expr_reads(s.iter)
+    return set()
+
+
+def _is_copy(s: ir.Stmt) -> bool:
+    return (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Var)
+            or isinstance(s, ir.Assign) and len(s.targets) == 1
+            and isinstance(s.expr, ir.Const) and s.expr.value is None)
+
+
+def _without(body: list[ir.Stmt], dead: set[str]) -> list[ir.Stmt]:
+    out: list[ir.Stmt] = []
+    for s in body:
+        if _is_copy(s) and s.targets[0] in dead:
+            continue
+        if isinstance(s, ir.If):
+            s = ir.If(s.cond, _without(s.body, dead), _without(s.orelse, dead), s.origin)
+        elif isinstance(s, ir.For):
+            s = ir.For(s.target, s.iter, _without(s.body, dead), s.origin)
+        elif isinstance(s, ir.While):
+            s = ir.While(_without(s.cond_body, dead), s.cond, _without(s.body, dead), s.origin)
+        out.append(s)
+    return out

@@ -80,7 +80,13 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
                 static[n] = a
                 continue
             if a is None or b is None:
-                staged.append(n)  # e.g. a return value set on one path only
+                defined = b if a is None else a
+                if _holds_no_array(defined):  # a range, a function, set on one path only:
+                    static[n] = defined       # only that path can read it, so it is known
+                elif _number(defined) or defined is None:
+                    staged.append(n)  # e.g. a return value set on one path only
+                # else a tuple or dict of arrays set on one path only: no one value can
+                # hold it after the branch, and a read there is the user's NameError
                 continue
             if not (_number(a) and _number(b)):
                 raise Unstageable(f"`{user_name(n)}` is given different Python values "
@@ -91,8 +97,21 @@ def split_outputs(names: list[str], then_env: dict, else_env: dict):
     return static, staged
 
 
+def _holds_no_array(v) -> bool:
+    """A Python value with no number or array inside (a range, a function, a string)."""
+    from redraft.runtime.pytree import tree_leaves
+    if v is None or _number(v):
+        return False
+    try:
+        leaves = tree_leaves(v)
+    except Exception:
+        return False
+    return all(not _number(leaf) and not isinstance(leaf, np.ndarray) for leaf in leaves
+               if leaf is not v) and not isinstance(v, (tuple, list, dict))
+
+
 def _simple(v) -> bool:
-    return isinstance(v, (int, float, bool, complex, str, type(None), tuple))
+    return isinstance(v, (int, float, bool, complex, str, type(None), tuple, range, slice))
 
 
 def _number(v) -> bool:

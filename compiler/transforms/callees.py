@@ -150,3 +150,91 @@ def _custom_bwd(fn, mask: tuple[bool, ...], single: bool):
     linear_mask = tuple(False for _ in mask) + tuple(mask)
     transpose = vjp_of(tangent_map, linear_mask, "bwd", single=single)
     return custom.custom_jvp_bwd_core(fn, mask, transpose)
+
+
+# ---- functions specialised on the shape of a call (*args, **kwargs, keyword-only) ---------------
+
+class Shaped:
+    """`fn`, whose signature gathers arguments, specialised on one call shape: it takes
+    every argument by position (compiler/frontend/call_shape.py gives the order), and its
+    Core is the desugared source of `fn`, so every transform reads it as any function."""
+
+    def __init__(self, fn, shape):
+        import inspect
+        from redraft.compiler.frontend.call_shape import flat_names
+        self.fn = fn
+        self.shape = shape
+        self.__name__ = getattr(fn, "__name__", "f")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY)
+             for n in flat_names(fn, shape)])
+        self._core = None
+
+    def __call__(self, *flat):
+        from redraft.compiler.frontend.call_shape import unflatten
+        args, kwargs = unflatten(self.fn, self.shape, flat)
+        return self.fn(*args, **kwargs)
+
+    def __redraft_transformable__(self):
+        if self._core is None:
+            from redraft.compiler.frontend.normalize import lower_function
+            from redraft.compiler.frontend.ssa import to_ssa
+            from redraft.compiler.transforms.static_calls import fold_static_calls
+            self._core = fold_static_calls(to_ssa(lower_function(self.fn, self.shape),
+                                                  coalesce=False))
+        return self._core
+
+    def __repr__(self) -> str:
+        return f"<redraft {self.__name__} for {self.shape}>"
+
+
+_SHAPED: dict[tuple, Shaped] = {}
+
+
+def shaped(fn, shape) -> Shaped:
+    """The one specialisation of `fn` on call shape `shape` (cached, so that transforms of
+    it are cached too)."""
+    key = (_identity_key(fn), shape)
+    hit = _SHAPED.get(key)
+    if hit is None or hit.fn is not fn:
+        hit = _SHAPED[key] = Shaped(fn, shape)
+    return hit
+
+
+_REWRAPPED: dict[tuple, object] = {}
+
+
+def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple] | None:
+    """(callable taking positional arguments only, those arguments) for `fn(*args,
+    **kwargs)` when the code that runs gathers arguments (*args, **kwargs, keyword-only
+    parameters), directly or under transforms (grad(f), jit(f), vmap(f) re-made around
+    f's specialisation), with where each argument came from (call_shape.bind_with_kinds);
+    None when it does not, and ordinary binding applies."""
+    from redraft.compiler.frontend import call_shape
+    inner = getattr(fn, "__redraft_inner__", None)
+    if inner is not None and hasattr(fn, "__redraft_rewrap__"):
+        found = specialise_call(inner, args, kwargs)
+        if found is None:
+            return None
+        target, flat, kinds = found
+        key = (id(fn), id(target), tuple(kinds))
+        hit = _REWRAPPED.get(key)
+        if hit is None or hit[0] is not fn or hit[1] is not target:
+            hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(target, tuple(kinds)))
+        return hit[2], flat, kinds
+    if not call_shape.specialises(fn):
+        return None
+    shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
+                                                   lambda name, value: value)
+    shape = call_shape.with_structure(fn, shape, flat)
+    return shaped(fn, shape), tuple(flat), tuple(kinds)
+
+
+def needs_specialising(fn) -> bool:
+    """Whether specialise_call can apply to `fn` (it or what it transforms gathers)."""
+    from redraft.compiler.frontend.call_shape import specialises
+    while hasattr(fn, "__redraft_rewrap__"):
+        fn = getattr(fn, "__redraft_inner__", None)
+    return fn is not None and specialises(fn)

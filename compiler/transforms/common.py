@@ -274,8 +274,11 @@ def positional_args(call: ir.Call, origin) -> tuple[ir.Atom, ...]:
 
 def core_of(fn) -> ir.Function:
     """Core of a user function, a transformed function, or a jit-wrapped one (in SSA)."""
+    from redraft.compiler.frontend.local_functions import LocalFunction
     from redraft.compiler.frontend.normalize import lower_function
     from redraft.compiler.frontend.ssa import to_ssa
+    if isinstance(fn, LocalFunction) and not fn.captured:
+        fn = fn.function  # a lambda or def inside a function, capturing nothing
     inner = getattr(fn, "__redraft_transformable__", None)
     core = inner() if inner is not None else getattr(fn, "__redraft_core__", None)
     if core is not None:  # generated code reassigns names (x_bar = x_bar + t): rename it

@@ -19,6 +19,8 @@ Expects Core in SSA form (compiler/frontend/ssa.py), and the batch type of each 
 """
 from __future__ import annotations
 
+import re
+
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.ssa import to_ssa
 from redraft.compiler.transforms import batch_rules  # noqa  (registers every rule)
@@ -219,10 +221,13 @@ class Batching:
             return ir.Call(jnp_ref("moveaxis"), (a, ir.Const(1), ir.Const(0)))
         return ir.Call(vm_ref("rows"), (a,))
 
-    def select(self, cond: ir.Atom, a: ir.Atom, b: ir.Atom, t: bt.BType) -> ir.Call:
-        """Per example: `a` where cond holds, else `b` (both of batch type t)."""
+    def select(self, cond: ir.Atom, a: ir.Atom, b: ir.Atom, t: bt.BType,
+               name: str | None = None) -> ir.Call:
+        """Per example: `a` where cond holds, else `b` (both of batch type t); with the
+        user's `name`, the two are checked to have one example shape."""
         if bt.is_array(t):
-            return ir.Call(vm_ref("select"), (cond, a, b, ir.Const(True), ir.Const(True)))
+            return ir.Call(vm_ref("select"), (cond, a, b, ir.Const(True), ir.Const(True),
+                                              ir.Const(name)))
         return ir.Call(vm_ref("select_tree"), (cond, a, b))
 
     # ---- control flow ---------------------------------------------------------------------
@@ -268,7 +273,7 @@ class Batching:
             else_value = ir.Var(w) if w in w_else else ir.Var(saved[w])
             t = self.types.get(w, bt.B)
             out.append(ir.Assign((w,), self.select(s.cond, ir.Var(then_value[w]), else_value,
-                                                   t), o))
+                                                   t, user_name(w)), o))
 
     def for_(self, s: ir.For, out: list) -> None:
         it = self.type_of(s.iter)
@@ -398,3 +403,8 @@ def needs_conversion(from_t: bt.BType, to_t: bt.BType) -> bool:
 
 
 __all__ = ["Batching", "NeedsExampleLoop", "result_type", "vmap_function"]
+
+
+def user_name(name: str) -> str:
+    """The user's name behind an SSA version (`y_2` was the user's `y`)."""
+    return re.sub(r"(_\d+)+$", "", name) or name

@@ -124,7 +124,10 @@ def flat_examples(x, k: int = 1):
 
 def broadcast(x, n: int, k: int = 0):
     """`x` with a new batch axis of size `n` at position `k` (an unbatched value made
-    batched: every example sees the same value)."""
+    batched: every example sees the same value). None, a pytree without leaves, stays
+    None (a loop-carried `acc = None` that the loop later makes an array)."""
+    if x is None:
+        return None
     a = jnp.asarray(x)
     dims = tuple(jnp.shape(a))
     return jnp.broadcast_to(jnp.expand_dims(a, k), dims[:k] + (n,) + dims[k:])
@@ -276,15 +279,36 @@ def as_index(x):
     return core_helpers.astype(x, np.int32)
 
 
-def select(mask, a, b, a_batched, b_batched):
-    """Per example, `a` where the (per-example scalar) `mask` holds, else `b`."""
+def select(mask, a, b, a_batched, b_batched, name=None):
+    """Per example, `a` where the (per-example scalar) `mask` holds, else `b`. The user's
+    `name` given, the two must have one example shape, as under jit: an `if` on a batched
+    value that binds `name` to different shapes on its two paths is an error, never a
+    silent broadcast. None on one path is a placeholder (a name set on the other path
+    only, such as the value of a `return` inside a loop): the other path decides, as
+    under jit."""
+    if a is None or b is None:
+        return b if a is None else a
+    if name is not None:
+        shape_a, shape_b = _example_shape(a, a_batched), _example_shape(b, b_batched)
+        if shape_a != shape_b:
+            raise TypeError(f"`{name}` has shape {shape_a} on one path and {shape_b} on the "
+                            "other of an `if` on a batched value; values chosen per example "
+                            "need one shape")
     rank = max(jnp.ndim(a) - a_batched, jnp.ndim(b) - b_batched)
     m = jnp.reshape(mask, jnp.shape(mask)[:1] + (1,) * rank)
     return jnp.where(m, a, b)
 
 
+def _example_shape(x, batched: bool) -> tuple:
+    shape = tuple(jnp.shape(x))
+    return shape[1:] if batched and shape else shape
+
+
 def select_tree(mask, a, b):
-    """`select` leaf by leaf over two pytrees of the same structure."""
+    """`select` leaf by leaf over two pytrees of the same structure (None on one path is
+    a placeholder, as in `select`)."""
+    if a is None or b is None:
+        return b if a is None else a
     return tree_map(lambda u, v: select(mask, u, v, True, True), a, b)
 
 

@@ -139,6 +139,7 @@ defvjp(jnp.full_like, lambda g, ans, a, fill_value, dtype=None, shape=None:
 defstatic(jnp.full_like, "a", "dtype", "shape")
 
 # Indices are never differentiable (a loop index restored from a tape may look active).
+defnondiff(slice, "a slice holds indices, which carry no derivative")
 defstatic(operator.getitem, "b")
 for _op in (helpers.at_set, helpers.at_add, helpers.at_get):
     defstatic(_op, "idx")

@@ -158,8 +158,9 @@ def returning_in_loop(x):
     return x
 
 
-def star_params(*xs):
-    return xs[0]
+def star_target(xs):
+    first, *rest = xs
+    return first
 
 
 def withs(x):
@@ -334,7 +335,7 @@ def test_several_lambdas_on_one_line_are_told_apart():
 @pytest.mark.parametrize("fn, offset, words", [
     (item_assignment, 1, "immutable"),
     (trying, 1, "Try"),
-    (star_params, 0, "*args"),
+    (star_target, 1, "starred"),
     (withs, 1, "With"),
     (undefined_name, 1, "not_defined_anywhere"),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)

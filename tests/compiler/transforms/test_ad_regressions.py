@@ -603,9 +603,6 @@ def defined_on_one_path_then_loop(x, flag):
     return jnp.sum(h)
 
 
-@pytest.mark.xfail(strict=True, reason="a carried name that may be unbound before the loop "
-                   "keeps its version (ssa.py: copying it could raise), so tanh's rule reads "
-                   "the value the loop left")
 def test_loop_over_a_name_defined_on_one_path():
     def reference(a):
         h = np.tanh(a)
