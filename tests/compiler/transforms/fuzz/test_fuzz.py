@@ -44,7 +44,7 @@ KNOWN_OPEN_PROPERTIES = {
 
 SUITE_FEATURES = dataclasses.replace(progs.FULL, **{k: False for k in KNOWN_OPEN_CONSTRUCTS})
 SUITE_PROPERTIES = [p for p in props.PROPERTIES if p not in KNOWN_OPEN_PROPERTIES]
-EXAMPLES = int(os.environ.get("FUZZ_SUITE_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("FUZZ_SUITE_EXAMPLES", "300"))
 
 
 def test_properties_hold_on_generated_programs():
