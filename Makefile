@@ -1,7 +1,7 @@
 # redraft: `make install` sets up .venv and runs the quickstart; `make test` runs the tests.
 PY ?= .venv/bin/python
 
-.PHONY: install test test-gpu bench lint acceptance clean
+.PHONY: install test test-gpu bench lint acceptance clean fuzz
 
 install:
 	python3 -m venv .venv
@@ -11,6 +11,11 @@ install:
 
 test:
 	$(PY) -m pytest -q tests
+
+# the differential fuzzer's long run: FUZZ_EXAMPLES=10000 make fuzz (counts by property, then
+# one shrunk program per distinct failure; see tests/compiler/transforms/fuzz/run_fuzz.py)
+fuzz:
+	$(PY) tests/compiler/transforms/fuzz/run_fuzz.py
 
 test-gpu:
 	$(PY) -m pytest -q -m gpu tests

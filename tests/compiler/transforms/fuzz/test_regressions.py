@@ -1,0 +1,420 @@
+"""Minimal programs the differential fuzzer found, one test each, grouped by mechanism.
+
+Each program text is written to a real file and imported (redraft reads source), then the
+fuzzer property that caught it runs on it with the same input seed. A test that fails today
+is a strict xfail whose reason names the mechanism: when a fix lands it passes, the xfail
+marker goes, and test_fuzz.KNOWN_OPEN_* stops excluding the construct.
+"""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import properties as props
+
+HEAD = "import redraft.numpy as jnp\n\nSTEPS = 2\nSCALE = 0.5\n\n\n"
+
+
+def holds(prop: str, body: str, seed: int = 0) -> None:
+    """Property `prop` passes on the program HEAD + body, with inputs from `seed`."""
+    warnings.simplefilter("ignore", SyntaxWarning)
+    case = props.make_case(HEAD + body, seed)
+    outcome = props.PROPERTIES[prop](case)
+    assert not outcome.failed, f"{prop} {outcome.kind}: {outcome.detail}"
+
+
+def xfail(reason: str):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+# ---- reverse mode: cotangent of a name a loop overwrites --------------------------------------
+STALE_COTANGENT = ("reverse pass: a reversed loop body does not clear the cotangent of a name "
+                   "it assigns, so the pre-loop value also receives it")
+
+LOOP_OVERWRITE = '''\
+def f(x, w):
+    z = x[0]
+    for k in range(1):
+        z = jnp.sum(x)
+    return z
+'''
+
+
+@xfail(STALE_COTANGENT)
+def test_loop_overwrite_keeps_stale_cotangent():
+    holds("grad_fd", LOOP_OVERWRITE)
+
+
+@xfail(STALE_COTANGENT)
+def test_loop_overwrite_reverse_against_forward():
+    holds("vjp_jvp", LOOP_OVERWRITE)
+
+
+# ---- jnp.full ---------------------------------------------------------------------------------
+FULL_FILL = ("jnp.full(shape, value): a traced fill value gets no derivative "
+             "(no jvp/vjp rule for the fill operand)")
+
+FULL = '''\
+def f(x, w):
+    a = jnp.full((3,), jnp.sum(x))
+    return jnp.sum(a)
+'''
+
+
+@xfail(FULL_FILL)
+def test_full_fill_value_gets_no_derivative():
+    holds("grad_fd", FULL)
+
+
+@xfail(FULL_FILL)
+def test_full_fill_value_forward_mode():
+    holds("jvp_fd", FULL)
+
+
+# ---- Core conversion: a loop inside a branch on a value ---------------------------------------
+LOOP_IN_BRANCH = '''\
+def f(x, w):
+    z = x[0]
+    if jnp.sum(x) > -10.0:
+        for k in range(1):
+            z = jnp.sum(x)
+    return z
+'''
+
+
+@xfail("vmap: the update a loop makes inside an `if` branch on a value is lost "
+       "(vmap(grad f) gives the pre-loop path's gradient)")
+def test_vmap_grad_loses_loop_update_in_branch():
+    holds("vmap", LOOP_IN_BRANCH)
+
+
+@xfail("jit: a `for` loop inside an `if` on a value: staging the branch merge sees the "
+       "loop's range object ('`value` holds a range, not an array')")
+def test_jit_loop_in_value_branch():
+    holds("jit", LOOP_IN_BRANCH)
+
+
+# ---- jit: Python (non-array) values bound inside a branch on a value --------------------------
+@xfail("jit: a Python tuple bound inside an `if` on a value (the shape of jnp.reshape, an "
+       "ANF temporary) is merged as a branch output: '`value` holds a tuple, not an array'")
+def test_jit_reshape_tuple_in_value_branch():
+    holds("jit", '''\
+def f(x, w):
+    if jnp.mean(w) > -0.2:
+        d = jnp.reshape(w, (9,))
+    return jnp.sum(x)
+''')
+
+
+@xfail("jit: a Python list bound inside an `if` on a value (the argument list of "
+       "jnp.concatenate, an ANF temporary) is merged as a branch output: "
+       "ConcretizationTypeError")
+def test_jit_concatenate_list_in_value_branch():
+    holds("jit", '''\
+def f(x, w):
+    b = x
+    if jnp.sum(x) > 0.0:
+        b = jnp.concatenate([x[1:], x[:1]])
+    return jnp.sum(b)
+''')
+
+
+@xfail("jit: a Python tuple bound inside an `if` on a value (a tuple assignment) is merged "
+       "as a branch output: ConcretizationTypeError")
+def test_jit_tuple_assignment_in_value_branch():
+    holds("jit", '''\
+def f(x, w):
+    z = x[0]
+    if jnp.cos(x)[-1] > 0.1:
+        z = jnp.sum(x)
+        a, r = z, (z * 0.5)
+    return jnp.sum(x ** 2) + z
+''')
+
+
+@xfail("jit: an `if` on a Python value inside an `if` on a value: staging reads an ANF "
+       "temporary (the axis -1) of the untaken static branch: NameError 't6'")
+def test_jit_python_if_inside_value_if():
+    holds("jit", '''\
+def f(x, w):
+    if jnp.sum((x + jnp.sum(x))) > 0.0:
+        if STEPS > 1:
+            w = w
+        else:
+            x = jnp.mean((w * 0.5), axis=-1)
+        x = (x * jnp.sum(x))[::-1]
+    else:
+        w -= (w + x)
+    return jnp.sum(jnp.tanh(w)) + jnp.sum(x ** 2)
+''')
+
+
+@xfail("vmap: an `if` on a value inside an `if` on a Python value, rebinding a parameter "
+       "that a later loop reads: the batched code reads a renamed name it never defines "
+       "(NameError 'x_4_2_2')")
+def test_vmap_value_if_inside_python_if():
+    holds("vmap", '''\
+def f(x, w):
+    z = x * 0.0
+    b = x * 0.0
+    h = x * 0.0
+    c = w * 0.0
+    p = x * 0.0
+    if jnp.cos(x)[1] > 0.1:
+        if jnp.tanh(x @ x) > -0.2:
+            w *= 0.5
+            w -= (x[:, None] * x)
+        z = w[2]
+    w += jnp.mean(w ** 2)
+    d = jnp.mean(w)
+    if STEPS > 1:
+        p = jnp.exp(jnp.sin(x)).at[-1].add(jnp.tanh(x @ x))
+    else:
+        x *= 0.5
+        if jnp.sum(x) > 0.0:
+            b = jnp.tanh(x @ w.T)
+            h = jnp.tanh(w @ x).at[1].multiply(0.5)
+    if STEPS > 1:
+        if (d * 0.5) > -0.2:
+            c = (w * (w + w))
+            x = w.T[:, 0]
+        for i in range(2):
+            p = jnp.tanh(x @ (w + w))
+    return d + jnp.mean(w) + jnp.sum(x ** 2)
+''', seed=5142169)
+
+
+@xfail("jit: a tuple assignment in a `while` loop after an `if` on a value: staging meets "
+       "the Python tuple as a value: '`value` holds a tuple, not an array'")
+def test_jit_tuple_in_while_after_value_if():
+    holds("jit", '''\
+def f(x, w):
+    q = w * 0.0
+    r = x * 0.0
+    d = jnp.sum(x) * 0.0
+    g = x * 0.0
+    x *= 0.5
+    if (jnp.sum(x) + jnp.sum(x)) > -0.2:
+        q = jnp.tanh((w + w) @ jnp.outer(x, x))
+    else:
+        r = x
+        w = jnp.outer(x.at[1].set(jnp.sum(r)), r)
+    t = 0
+    while t < 2:
+        pair = ((jnp.sum(x) * 0.5), x)
+        d, g = pair
+        t += 1
+    x = (-jnp.reshape(w, (9,))[0:3])
+    r, a = x[::-1], jnp.mean(w)
+    return jnp.mean(w)
+''', seed=13179)
+
+
+@xfail("reverse pass: two loops with the same index name, the second nested in a `while`: "
+       "the reversed code reads the renamed index 'k_1' before binding it "
+       "(UnboundLocalError)")
+def test_grad_two_loops_share_an_index_name():
+    holds("grad_fd", '''\
+def f(x, w):
+    a = jnp.sum(x) * 0.0
+    g = jnp.sin(w)[:, -1]
+    for k in range(1):
+        p = w.at[k].set(g).T
+    u = 0
+    while u < 2:
+        for k in range(STEPS):
+            a = jnp.tanh(jnp.sum(w, axis=-1) @ (x * x))
+        u += 1
+    return jnp.sum(x) + a
+''')
+
+
+WHILE_BRANCHES = '''\
+def g0(a, m):
+    a = a[::-1]
+    return a
+
+
+def f(x, w):
+    a = x * 0.0
+    b = x * 0.0
+    c = w * 0.0
+    r = w * 0.0
+    p = w * 0.0
+    h = jnp.sum(x) * 0.0
+    t = 0
+    while t < 1:
+        if x[2] > 0.1:
+            a = ((x - x) + x)
+            b = a
+        else:
+            c = jnp.tanh((x[:, None] * x))
+        if jnp.mean(w ** 2) > -0.2:
+            r = (jnp.mean(w, axis=-1)[:, None] * x)
+            b = g0(x[::-1], w)
+        else:
+            p = w
+            h = w[t][-1]
+        b = jnp.sin((x + x))
+        t += 1
+    x = g0((x - x), w.T)
+    w = (jnp.outer(x, x) + (x[:, None] * x))
+    return jnp.sum(jnp.tanh(w)) + jnp.sum(x)
+'''
+
+
+@xfail("Core/SSA: in a `while` body, a name rebound in one branch of an `if` on a value and "
+       "read in that branch, followed by a second such `if`: every transform reads the "
+       "renamed 'a_2' before binding it (UnboundLocalError; jit NameError)")
+def test_name_rebound_and_read_in_value_branch_in_loop():
+    holds("grad_fd", WHILE_BRANCHES, seed=85)
+
+
+@xfail("same mechanism as test_name_rebound_and_read_in_value_branch_in_loop, under jit")
+def test_name_rebound_and_read_in_value_branch_in_loop_jit():
+    holds("jit", WHILE_BRANCHES, seed=85)
+
+
+@xfail("jit: an `if` on a value nested in the `else` of another: staging meets a Python "
+       "tuple as a branch value: '`value` holds a tuple, not an array'")
+def test_jit_value_if_nested_in_value_if():
+    holds("jit", '''\
+def f(x, w):
+    q = x * 0.0
+    h = jnp.sum(x) * 0.0
+    b = x * 0.0
+    g = x * 0.0
+    if (x + jnp.sum(x))[-1] > 0.1:
+        q = (x[::-1] * 0.5)
+        h = (q[-1] * 0.5)
+    else:
+        if jnp.where(x > 0.0, x, (x * 0.5))[0] > 0.1:
+            b = jnp.sin(x.at[0].set(jnp.sum(x)))
+    if jnp.mean(w) > -0.2:
+        g = x
+        w = jnp.outer(g, g).at[0].set((jnp.tanh(x) ** 2))
+    else:
+        x = x[::-1]
+    x -= (jnp.sum(x) * 0.5)
+    r = jnp.mean(jnp.tanh(x.at[0].set(jnp.sum(x))[:, None] * x[::-1]))
+    return jnp.mean(w) + r + jnp.sum(x ** 2)
+''', seed=500289)
+
+
+@xfail("jit: an `if` on a value after several loops (x[:, None] in its else branch): "
+       "staging meets a Python tuple as a value: '`value` holds a tuple, not an array'")
+def test_jit_index_tuple_in_value_branch():
+    holds("jit", '''\
+def g0(a, m):
+    g = a * 0.0
+    b = jnp.sum(a) * 0.0
+    for i in range(3):
+        g = a
+        b = jnp.mean(m.at[2].set(a) ** 2)
+    a = jnp.exp(jnp.sin((jnp.tanh(a) ** 2)))
+    return a
+
+
+def f(x, w):
+    d = x * 0.0
+    h = x * 0.0
+    b = x * 0.0
+    c = x * 0.0
+    p = x * 0.0
+    r = jnp.sum(x) * 0.0
+    q = x * 0.0
+    for k in range(1):
+        d = x
+        h = jnp.sum(jnp.tanh(w @ w), axis=1)
+    for j in range(2):
+        b = (x[::-1] + x)
+        c = (jnp.mean(w, axis=1) * 0.5)
+        b = c
+    for i in range(3):
+        h = (x * x.at[1].set(jnp.sum(x)))
+        for i9 in range(2):
+            p = x
+    if jnp.mean(w ** 2) > -0.2:
+        p = (x.at[0].multiply(0.5) + x[1])
+    else:
+        r = jnp.mean(jnp.outer(x, x))
+        w = (x.at[2].set(r)[:, None] * g0(x, w))
+    for i12 in range(STEPS):
+        q = x
+    return jnp.sum(x ** 2) + jnp.mean(w)
+''', seed=24612596)
+
+
+# ---- grad of jvp --------------------------------------------------------------------------------
+@xfail("grad of a function that calls redraft.jvp: the jvp_bwd rule transforms redraft's own "
+       "_run (a try statement): UnsupportedSyntaxError")
+def test_grad_of_a_function_calling_jvp():
+    holds("hvp_gjvp", '''\
+def f(x, w):
+    return jnp.sum(x)
+''')
+
+
+# ---- vmap of an if whose branches give a name two shapes -----------------------------------
+@xfail("vmap: an `if` on a value whose branches bind a name to (3,) and (1,) broadcasts the "
+       "(1,) branch silently where jit refuses (one shape per value)")
+def test_vmap_of_shape_changing_if():
+    holds("vmap", '''\
+def f(x, w):
+    if jnp.sum(x) > 0.0:  # branches give y two shapes
+        y2 = x
+    else:
+        y2 = x[:1]
+    a = jnp.sum(y2)
+    return a
+''')
+
+
+# ---- second order: a column slice by a loop index ----------------------------------------------
+@xfail("hvp: w[:, i] with i a loop index, differentiated twice, passes the slice object where "
+       "an array is expected: 'cannot make an array from slice'")
+def test_hvp_column_slice_by_loop_index():
+    holds("hvp", '''\
+def f(x, w):
+    s = 0.0
+    for i in range(2):
+        s = s + jnp.sum(jnp.sin(w[:, i]))
+    return s
+''')
+
+
+@xfail("vmap: in a loop with `break`, an `if` on a value that rebinds a name and reads it in "
+       "the branch: the batched code reads a renamed name it never defines (NameError "
+       "'b_2_1_3_2')")
+def test_vmap_break_then_value_branch_rebinds_name():
+    holds("vmap", '''\
+def f(x, w):
+    b = jnp.sum(x) * 0.0
+    h = x * 0.0
+    for u in range(1):
+        if u == 1:
+            break
+        if jnp.sin(x)[u] > 0.1:
+            b = jnp.sum(x)
+            h = x * b
+    return jnp.sum(x)
+''')
+
+
+# ---- a name bound only in some branches, never read after -----------------------------------
+@xfail("vmap: a name bound in one branch of an `if` on a value and again in a branch inside a "
+       "later loop (never read by the program) is read by the batched code: "
+       "UnboundLocalError")
+def test_vmap_name_bound_in_branches_only():
+    holds("vmap", '''\
+def f(x, w):
+    if x[0] > 0.1:
+        b = x
+    for j in range(2):
+        if x[2] > 0.1:
+            p = x
+        else:
+            b = x
+    return jnp.sum(x)
+''')
