@@ -20,19 +20,8 @@ import properties as props
 
 # construct switched off (programs.Features field) -> the regression test of the bug it hits
 KNOWN_OPEN_CONSTRUCTS = {
-    "full_fill": "test_regressions.py::test_full_fill_value_gets_no_derivative",
-    "loop_rebinds_outer": "test_regressions.py::test_loop_overwrite_keeps_stale_cotangent",
-    "loop_in_branch": "test_regressions.py::test_vmap_grad_loses_loop_update_in_branch",
-    "containers_in_blocks": "test_regressions.py::test_jit_reshape_tuple_in_value_branch",
-    "shape_if": "test_regressions.py::test_vmap_of_shape_changing_if",
     "column_by_loop_index": "test_regressions.py::test_hvp_column_slice_by_loop_index",
-    "block_local_names": "test_regressions.py::test_vmap_name_bound_in_branches_only",
     "python_if_in_value_if": "test_regressions.py::test_jit_python_if_inside_value_if",
-    "python_if": "test_regressions.py::test_vmap_value_if_inside_python_if",
-    "reuse_loop_index": "test_regressions.py::test_grad_two_loops_share_an_index_name",
-    "value_if_in_loop": "test_regressions.py::test_name_rebound_and_read_in_value_branch_in_loop",
-    "value_if_in_value_if": "test_regressions.py::test_jit_value_if_nested_in_value_if",
-    "break_continue": "test_regressions.py::test_vmap_break_then_value_branch_rebinds_name",
 }
 # property left out -> the regression test of the bug that breaks it on every program
 KNOWN_OPEN_PROPERTIES = {

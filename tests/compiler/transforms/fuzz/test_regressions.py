@@ -29,8 +29,8 @@ def xfail(reason: str):
 
 
 # ---- reverse mode: cotangent of a name a loop overwrites --------------------------------------
-STALE_COTANGENT = ("reverse pass: a reversed loop body does not clear the cotangent of a name "
-                   "it assigns, so the pre-loop value also receives it")
+# (fixed) a reversed loop body did not clear the cotangent of a name it assigns, so the
+# pre-loop value also received it
 
 LOOP_OVERWRITE = '''\
 def f(x, w):
@@ -41,19 +41,16 @@ def f(x, w):
 '''
 
 
-@xfail(STALE_COTANGENT)
 def test_loop_overwrite_keeps_stale_cotangent():
     holds("grad_fd", LOOP_OVERWRITE)
 
 
-@xfail(STALE_COTANGENT)
 def test_loop_overwrite_reverse_against_forward():
     holds("vjp_jvp", LOOP_OVERWRITE)
 
 
 # ---- jnp.full ---------------------------------------------------------------------------------
-FULL_FILL = ("jnp.full(shape, value): a traced fill value gets no derivative "
-             "(no jvp/vjp rule for the fill operand)")
+# (fixed) jnp.full(shape, value): a traced fill value got no derivative
 
 FULL = '''\
 def f(x, w):
@@ -62,12 +59,10 @@ def f(x, w):
 '''
 
 
-@xfail(FULL_FILL)
 def test_full_fill_value_gets_no_derivative():
     holds("grad_fd", FULL)
 
 
-@xfail(FULL_FILL)
 def test_full_fill_value_forward_mode():
     holds("jvp_fd", FULL)
 
@@ -83,8 +78,6 @@ def f(x, w):
 '''
 
 
-@xfail("vmap: the update a loop makes inside an `if` branch on a value is lost "
-       "(vmap(grad f) gives the pre-loop path's gradient)")
 def test_vmap_grad_loses_loop_update_in_branch():
     holds("vmap", LOOP_IN_BRANCH)
 
@@ -96,8 +89,6 @@ def test_jit_loop_in_value_branch():
 
 
 # ---- jit: Python (non-array) values bound inside a branch on a value --------------------------
-@xfail("jit: a Python tuple bound inside an `if` on a value (the shape of jnp.reshape, an "
-       "ANF temporary) is merged as a branch output: '`value` holds a tuple, not an array'")
 def test_jit_reshape_tuple_in_value_branch():
     holds("jit", '''\
 def f(x, w):
@@ -120,8 +111,6 @@ def f(x, w):
 ''')
 
 
-@xfail("jit: a Python tuple bound inside an `if` on a value (a tuple assignment) is merged "
-       "as a branch output: ConcretizationTypeError")
 def test_jit_tuple_assignment_in_value_branch():
     holds("jit", '''\
 def f(x, w):
@@ -150,9 +139,6 @@ def f(x, w):
 ''')
 
 
-@xfail("vmap: an `if` on a value inside an `if` on a Python value, rebinding a parameter "
-       "that a later loop reads: the batched code reads a renamed name it never defines "
-       "(NameError 'x_4_2_2')")
 def test_vmap_value_if_inside_python_if():
     holds("vmap", '''\
 def f(x, w):
@@ -185,8 +171,6 @@ def f(x, w):
 ''', seed=5142169)
 
 
-@xfail("jit: a tuple assignment in a `while` loop after an `if` on a value: staging meets "
-       "the Python tuple as a value: '`value` holds a tuple, not an array'")
 def test_jit_tuple_in_while_after_value_if():
     holds("jit", '''\
 def f(x, w):
@@ -211,9 +195,6 @@ def f(x, w):
 ''', seed=13179)
 
 
-@xfail("reverse pass: two loops with the same index name, the second nested in a `while`: "
-       "the reversed code reads the renamed index 'k_1' before binding it "
-       "(UnboundLocalError)")
 def test_grad_two_loops_share_an_index_name():
     holds("grad_fd", '''\
 def f(x, w):
@@ -264,20 +245,14 @@ def f(x, w):
 '''
 
 
-@xfail("Core/SSA: in a `while` body, a name rebound in one branch of an `if` on a value and "
-       "read in that branch, followed by a second such `if`: every transform reads the "
-       "renamed 'a_2' before binding it (UnboundLocalError; jit NameError)")
 def test_name_rebound_and_read_in_value_branch_in_loop():
     holds("grad_fd", WHILE_BRANCHES, seed=85)
 
 
-@xfail("same mechanism as test_name_rebound_and_read_in_value_branch_in_loop, under jit")
 def test_name_rebound_and_read_in_value_branch_in_loop_jit():
     holds("jit", WHILE_BRANCHES, seed=85)
 
 
-@xfail("jit: an `if` on a value nested in the `else` of another: staging meets a Python "
-       "tuple as a branch value: '`value` holds a tuple, not an array'")
 def test_jit_value_if_nested_in_value_if():
     holds("jit", '''\
 def f(x, w):
@@ -302,8 +277,6 @@ def f(x, w):
 ''', seed=500289)
 
 
-@xfail("jit: an `if` on a value after several loops (x[:, None] in its else branch): "
-       "staging meets a Python tuple as a value: '`value` holds a tuple, not an array'")
 def test_jit_index_tuple_in_value_branch():
     holds("jit", '''\
 def g0(a, m):
@@ -357,8 +330,6 @@ def f(x, w):
 
 
 # ---- vmap of an if whose branches give a name two shapes -----------------------------------
-@xfail("vmap: an `if` on a value whose branches bind a name to (3,) and (1,) broadcasts the "
-       "(1,) branch silently where jit refuses (one shape per value)")
 def test_vmap_of_shape_changing_if():
     holds("vmap", '''\
 def f(x, w):
@@ -384,9 +355,6 @@ def f(x, w):
 ''')
 
 
-@xfail("vmap: in a loop with `break`, an `if` on a value that rebinds a name and reads it in "
-       "the branch: the batched code reads a renamed name it never defines (NameError "
-       "'b_2_1_3_2')")
 def test_vmap_break_then_value_branch_rebinds_name():
     holds("vmap", '''\
 def f(x, w):
@@ -403,9 +371,6 @@ def f(x, w):
 
 
 # ---- a name bound only in some branches, never read after -----------------------------------
-@xfail("vmap: a name bound in one branch of an `if` on a value and again in a branch inside a "
-       "later loop (never read by the program) is read by the batched code: "
-       "UnboundLocalError")
 def test_vmap_name_bound_in_branches_only():
     holds("vmap", '''\
 def f(x, w):
