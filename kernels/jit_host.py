@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import threading
 from typing import Sequence
 
@@ -16,6 +17,10 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 LLVM_LOCK = threading.Lock()  # LLVM's global context is not thread safe: one compile at a time
+# A fork while another thread compiles would hand the child a lock nobody releases (and LLVM
+# state half-way through a change): fork only between compiles.
+os.register_at_fork(before=LLVM_LOCK.acquire, after_in_parent=LLVM_LOCK.release,
+                    after_in_child=LLVM_LOCK.release)
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import threading
 from concurrent.futures import Future
 
@@ -288,6 +289,17 @@ def _kernel_future(dtype_name: str) -> Future:
             threading.Thread(target=_compile_kernel, args=(dtype_name, future), daemon=True,
                              name=f"redraft-matmul-{dtype_name}").start()
     return future
+
+
+def _forget_unfinished() -> None:
+    """In a forked child: the threads compiling kernels did not come along, so a compile
+    they had not finished starts again when the child needs it."""
+    for name, future in list(_KERNELS.items()):
+        if not future.done():
+            del _KERNELS[name]
+
+
+os.register_at_fork(after_in_child=_forget_unfinished)
 
 
 def _finish_compiles() -> None:
