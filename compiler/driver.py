@@ -142,6 +142,45 @@ def _backend(ir_fn: Function) -> tuple[Callable, str]:
     return (lambda bufs: interpret.run(ir_fn, bufs)), "interpret"
 
 
+def placement(args: tuple, static: set[int], names: list[str] | None = None):
+    """The GPU the call's array arguments live on, or None when every one is on the host.
+    Arguments on two different GPUs are an error naming both (host ones are copied)."""
+    from redraft.runtime.device_buffer import DeviceBuffer
+    found = None
+    for i, arg in enumerate(args):
+        if i in static:
+            continue
+        leaves, _ = tree_flatten(arg)
+        for k, leaf in enumerate(leaves):
+            if not (isinstance(leaf, Array) and type(leaf._buf) is DeviceBuffer):
+                continue
+            name = names[i] if names and i < len(names) else f"argument {i}"
+            name += f" (leaf {k})" if len(leaves) > 1 else ""
+            if found is None:
+                found = (leaf.device, name, leaf)
+            elif leaf.device != found[0]:
+                raise ValueError(
+                    f"incompatible devices for a jitted computation: {found[1]} "
+                    f"({_type_str(found[2])}) is on {found[0]} and {name} "
+                    f"({_type_str(leaf)}) on {leaf.device}; device_put them on one device")
+    return None if found is None else found[0]
+
+
+def _type_str(a: Array) -> str:
+    return f"{a.dtype.name}{list(a.shape)}"
+
+
+def compile_for_device(fun: Callable, args: tuple, static: set[int], device):
+    """`fun` staged and optimised as for the CPU, then compiled for GPU `device`
+    (compiler/backend/nvvm/device.py; a function it cannot lower runs on the host)."""
+    from redraft.compiler.backend.nvvm.device import DeviceCompiled
+    from redraft.compiler.ir.passes import run_pipeline
+    ir_fn, out_treedef = stage(fun, args, static)
+    verify(ir_fn)
+    ir_fn = run_pipeline(ir_fn)
+    return DeviceCompiled(ir_fn, out_treedef, device, lambda: _backend(ir_fn)[0])
+
+
 def log_compile(name: str, sig: Signature, reason: str) -> None:
     if os.environ.get("REDRAFT_LOG_COMPILES"):
         print(f"redraft: compiling {name}{sig.describe()}: {reason}", file=sys.stderr)

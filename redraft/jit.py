@@ -41,6 +41,8 @@ class Jitted:
         # calls whose arguments are all host Arrays, Python scalars or NumPy arrays, keyed
         # cheaply: (compiled, dtype of each parameter, values of the defaulted ones)
         self._fast: dict[tuple, tuple[driver.Compiled, tuple, tuple]] = {}
+        self._device_cache: dict[tuple, object] = {}  # (signature, GPU) -> DeviceCompiled
+        self._names = names
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
@@ -63,6 +65,9 @@ class Jitted:
         if _any_staged(args):  # jit inside a function being compiled: inline it
             return self._inline(args)
         sig, leaves = driver.signature_of(args, self.static)
+        device = driver.placement(args, self.static, self._names)
+        if device is not None:  # an argument lives on a GPU: compile and run there
+            return self._call_on_device(sig, device, args, leaves)
         compiled = self._cache.get(sig)
         if compiled is None:
             reason = "first call" if not self._cache else (
@@ -75,6 +80,18 @@ class Jitted:
             if fast_key(defaults) is not None:
                 self._fast[key] = (compiled, tuple(p.aval.dtype for p in compiled.ir.params),
                                    defaults)
+        try:
+            return compiled(leaves)
+        except Exception as e:
+            prefix_user_origin(e)
+            raise
+
+    def _call_on_device(self, sig: driver.Signature, device, args: tuple, leaves: list):
+        compiled = self._device_cache.get((sig, device))
+        if compiled is None:
+            driver.log_compile(self.__name__, sig, f"first call on {device}")
+            compiled = driver.compile_for_device(self.fun, args, set(self.static), device)
+            self._device_cache[(sig, device)] = compiled
         try:
             return compiled(leaves)
         except Exception as e:
@@ -108,7 +125,7 @@ class Jitted:
 
     @property
     def cache_size(self) -> int:
-        return len(self._cache)
+        return len(self._cache) + len(self._device_cache)
 
 
 class Lowered:
