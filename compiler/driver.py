@@ -142,11 +142,12 @@ def _backend(ir_fn: Function) -> tuple[Callable, str]:
     return (lambda bufs: interpret.run(ir_fn, bufs)), "interpret"
 
 
-def placement(args: tuple, static: set[int], names: list[str] | None = None):
-    """The GPU the call's array arguments live on, or None when every one is on the host.
-    Arguments on two different GPUs are an error naming both (host ones are copied)."""
+def placement(args: tuple, static: set[int], names: list[str] | None = None, target=None):
+    """The GPU the call runs on: `target` (jit's `device=`) or the one its array arguments
+    live on; None for the host. Arguments on two different devices (or on another one than
+    `target`) are an error naming them; host arguments are copied to the GPU."""
     from redraft.runtime.device_buffer import DeviceBuffer
-    found = None
+    found = None if target is None else (target, "the jitted function's device=", None)
     for i, arg in enumerate(args):
         if i in static:
             continue
@@ -159,11 +160,15 @@ def placement(args: tuple, static: set[int], names: list[str] | None = None):
             if found is None:
                 found = (leaf.device, name, leaf)
             elif leaf.device != found[0]:
+                first = (f"{found[1]} ({_type_str(found[2])}) is on" if found[2] is not None
+                         else f"{found[1]} is")
                 raise ValueError(
-                    f"incompatible devices for a jitted computation: {found[1]} "
-                    f"({_type_str(found[2])}) is on {found[0]} and {name} "
-                    f"({_type_str(leaf)}) on {leaf.device}; device_put them on one device")
-    return None if found is None else found[0]
+                    f"incompatible devices for a jitted computation: {first} {found[0]} and "
+                    f"{name} ({_type_str(leaf)}) on {leaf.device}; device_put them on one "
+                    "device")
+    if found is None or found[0].platform == "cpu":
+        return None
+    return found[0]
 
 
 def _type_str(a: Array) -> str:

@@ -66,7 +66,8 @@ def devices(backend: str | None = None) -> list[Device]:
         if not gpus:
             from redraft.runtime import cuda
             raise RuntimeError(f"no GPU is available ({cuda.unavailable_reason()}): install "
-                               "redraft[gpu] on a machine with an NVIDIA GPU and driver")
+                               "redraft[gpu] on a machine with an NVIDIA GPU and driver "
+                               "(REDRAFT_EMULATE_GPU=1 emulates one on the host)")
         return gpus
     if not gpus:
         _notice_no_gpu()

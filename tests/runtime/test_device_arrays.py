@@ -269,3 +269,29 @@ def test_the_emulated_driver_implements_the_interface():
     with pytest.raises(TypeError, match="host-emulated"):
         driver.load("ptx text")
     driver.synchronize()
+
+
+def test_jit_with_a_device_copies_numpy_arguments_there(two_gpus):
+    g0, g1 = two_gpus
+    x = rand(31, seed=10)
+    f = redraft.jit(lambda x, s: jnp.exp(x) * s, device=g1)
+    got = f(x, 3.0)  # every argument from the host
+    assert on_device(got) and got.device == g1
+    np.testing.assert_allclose(np.asarray(got), np.exp(x) * 3.0, rtol=1e-6)
+    assert f(redraft.device_put(x, g1), 3.0).device == g1
+    with pytest.raises(ValueError, match=r"device= is .*id=1.* x \(float32\[31\]\) on .*id=0"):
+        f(redraft.device_put(x, g0), 3.0)
+    on_host = redraft.jit(lambda x: x + 1.0, device=redraft.devices("cpu")[0])
+    assert not on_device(on_host(x))
+    with pytest.raises(ValueError, match="device= is CpuDevice"):
+        on_host(redraft.device_put(x, g0))
+
+
+def test_device_put_is_queued_too(gpu):
+    stream = device_buffer.stream_of(gpu)
+    gate = threading.Event()
+    stream.submit(lambda driver: gate.wait(10))
+    x = redraft.device_put(np.arange(3.0, dtype=np.float32), gpu)
+    assert not x._buf._pending.done()
+    gate.set()
+    np.testing.assert_array_equal(np.asarray(x.block_until_ready()), [0, 1, 2])
