@@ -71,8 +71,10 @@ class DeviceCompiled:
             self.backend = "host-fallback"
             _fall_back(ir_fn.name, device, self.fallback_reason)
             return
-        self.target = LaunchTarget(self.stream.driver, None)
-        self.target.loaded = self.stream.run(_load, self.program)
+        # compiled here, on the caller's thread (LLVM and llvmlite's printer are not thread
+        # safe); loaded on the dispatch thread, where the device's context is current
+        image = image_for(self.program, self.stream.driver)
+        self.target = LaunchTarget(self.stream.driver, self.stream.run(_load, image))
 
     def __call__(self, leaves: list) -> Any:
         handles = [self._on_device(v, p.aval.dtype) for v, p in zip(leaves, self.ir.params)]
@@ -91,8 +93,8 @@ class DeviceCompiled:
         return device_buffer.put(np.asarray(v, dtype=dtype), self.device)
 
 
-def _load(driver, program: Program):
-    return driver.load(image_for(program, driver))
+def _load(driver, image):
+    return driver.load(image)
 
 
 def _run_program(driver, compiled: DeviceCompiled, inputs: list) -> list:
