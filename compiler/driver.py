@@ -142,10 +142,24 @@ def _backend(ir_fn: Function) -> tuple[Callable, str]:
     return (lambda bufs: interpret.run(ir_fn, bufs)), "interpret"
 
 
-def placement(args: tuple, static: set[int], names: list[str] | None = None, target=None):
+def placement(args: tuple, static: set[int], leaves: list, names: list[str] | None = None,
+              target=None):
     """The GPU the call runs on: `target` (jit's `device=`) or the one its array arguments
-    live on; None for the host. Arguments on two different devices (or on another one than
-    `target`) are an error naming them; host arguments are copied to the GPU."""
+    (`leaves`, flattened) live on; None for the host. Arguments on two different devices (or
+    on another one than `target`) are an error naming them; host arguments are copied."""
+    from redraft.runtime.device_buffer import DeviceBuffer
+    found = {leaf._buf.device for leaf in leaves
+             if type(leaf) is Array and type(leaf._buf) is DeviceBuffer}
+    if target is not None:
+        found.add(target)
+    if len(found) > 1:
+        _incompatible(args, static, names, target)
+    device = found.pop() if found else None
+    return None if device is None or device.platform == "cpu" else device
+
+
+def _incompatible(args: tuple, static: set[int], names: list[str] | None, target) -> None:
+    """Raise the error naming the first two arguments (or device=) on different devices."""
     from redraft.runtime.device_buffer import DeviceBuffer
     found = None if target is None else (target, "the jitted function's device=", None)
     for i, arg in enumerate(args):
@@ -153,7 +167,7 @@ def placement(args: tuple, static: set[int], names: list[str] | None = None, tar
             continue
         leaves, _ = tree_flatten(arg)
         for k, leaf in enumerate(leaves):
-            if not (isinstance(leaf, Array) and type(leaf._buf) is DeviceBuffer):
+            if not (type(leaf) is Array and type(leaf._buf) is DeviceBuffer):
                 continue
             name = names[i] if names and i < len(names) else f"argument {i}"
             name += f" (leaf {k})" if len(leaves) > 1 else ""
@@ -166,9 +180,6 @@ def placement(args: tuple, static: set[int], names: list[str] | None = None, tar
                     f"incompatible devices for a jitted computation: {first} {found[0]} and "
                     f"{name} ({_type_str(leaf)}) on {leaf.device}; device_put them on one "
                     "device")
-    if found is None or found[0].platform == "cpu":
-        return None
-    return found[0]
 
 
 def _type_str(a: Array) -> str:

@@ -66,7 +66,7 @@ class Jitted:
         if _any_staged(args):  # jit inside a function being compiled: inline it
             return self._inline(args)
         sig, leaves = driver.signature_of(args, self.static)
-        device = driver.placement(args, self.static, self._names, self.device)
+        device = driver.placement(args, self.static, leaves, self._names, self.device)
         if device is not None:  # an argument lives on a GPU: compile and run there
             return self._call_on_device(sig, device, args, leaves)
         compiled = self._cache.get(sig)

@@ -166,7 +166,8 @@ def bind(prim, *args: Array, **params):
 def _bind_on_device(prim, args, params):
     from redraft.compiler.backend.nvvm.device import bind_on_device
     from redraft.compiler.driver import placement
-    return bind_on_device(prim, tuple(args), params, placement(tuple(args), set()))
+    args = tuple(args)
+    return bind_on_device(prim, args, params, placement(args, set(), list(args)))
 
 
 def unary_binder(prim) -> Callable[[Array], Array]:
