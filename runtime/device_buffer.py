@@ -69,17 +69,21 @@ def _gpus() -> list[Device]:
 
 class DeviceBuffer:
     """An immutable buffer of `shape` and `dtype` on `device`, made by queued work: the
-    handle is `pending.result()[index]` (many results share one launch sequence)."""
+    handle is `pending.result()[index]` (many results share one launch sequence). Once that
+    work is done each buffer keeps its own handle only, so that the device memory of a
+    result nobody holds is freed even while its siblings live."""
 
-    __slots__ = ("device", "shape", "dtype", "_pending", "_index", "_host", "_host_pending")
+    __slots__ = ("device", "shape", "dtype", "_pending", "_index", "_handle", "_host",
+                 "_host_pending")
 
     def __init__(self, device: Device, shape: tuple[int, ...], dtype: np.dtype,
                  pending: Future, index: int = 0):
         self.device = device
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        self._pending = pending
+        self._pending: Future | None = pending
         self._index = index
+        self._handle = None
         self._host: np.ndarray | None = None
         self._host_pending: Future | None = None
 
@@ -102,7 +106,14 @@ class DeviceBuffer:
     def handle(self):
         """The driver's handle, once the work that makes it has run (call on the device's
         dispatch thread, or accept waiting)."""
-        return self._pending.result()[self._index]
+        pending = self._pending
+        if pending is None:
+            return self._handle
+        return pending.result()[self._index]
+
+    def _resolve(self, handles: list) -> None:
+        self._handle = handles[self._index]
+        self._pending = None
 
     def wait(self) -> "DeviceBuffer":
         """Block until the value is computed (raising what computing it raised)."""
@@ -139,9 +150,23 @@ def put(value: np.ndarray, device: Device) -> DeviceBuffer:
         value = value.copy()
     stream = stream_of(device)
     pending = stream.submit(lambda driver: [driver.copy_to_device(value)])
-    return DeviceBuffer(device, value.shape, value.dtype, pending)
+    return _resolved_when_done(pending, [DeviceBuffer(device, value.shape, value.dtype,
+                                                      pending)])[0]
 
 
 def buffers_of(pending: Future, device: Device, avals) -> list[DeviceBuffer]:
     """One DeviceBuffer per result of queued work whose Future holds a list of handles."""
-    return [DeviceBuffer(device, a.shape, a.dtype, pending, i) for i, a in enumerate(avals)]
+    return _resolved_when_done(
+        pending, [DeviceBuffer(device, a.shape, a.dtype, pending, i) for i, a in enumerate(avals)])
+
+
+def _resolved_when_done(pending: Future, bufs: list[DeviceBuffer]) -> list[DeviceBuffer]:
+    """Hand each buffer its own handle when `pending` succeeds (on the dispatch thread,
+    before the next queued work starts); after a failure they keep it, to raise its error."""
+    def resolve(done: Future) -> None:
+        if done.exception() is None:
+            handles = done.result()
+            for buf in bufs:
+                buf._resolve(handles)
+    pending.add_done_callback(resolve)
+    return bufs
