@@ -142,6 +142,61 @@ def _backend(ir_fn: Function) -> tuple[Callable, str]:
     return (lambda bufs: interpret.run(ir_fn, bufs)), "interpret"
 
 
+def placement(args: tuple, static: set[int], leaves: list, names: list[str] | None = None,
+              target=None):
+    """The GPU the call runs on: `target` (jit's `device=`) or the one its array arguments
+    (`leaves`, flattened) live on; None for the host. Arguments on two different devices (or
+    on another one than `target`) are an error naming them; host arguments are copied."""
+    from redraft.runtime.device_buffer import DeviceBuffer
+    found = {leaf._buf.device for leaf in leaves
+             if type(leaf) is Array and type(leaf._buf) is DeviceBuffer}
+    if target is not None:
+        found.add(target)
+    if len(found) > 1:
+        _incompatible(args, static, names, target)
+    device = found.pop() if found else None
+    return None if device is None or device.platform == "cpu" else device
+
+
+def _incompatible(args: tuple, static: set[int], names: list[str] | None, target) -> None:
+    """Raise the error naming the first two arguments (or device=) on different devices."""
+    from redraft.runtime.device_buffer import DeviceBuffer
+    found = None if target is None else (target, "the jitted function's device=", None)
+    for i, arg in enumerate(args):
+        if i in static:
+            continue
+        leaves, _ = tree_flatten(arg)
+        for k, leaf in enumerate(leaves):
+            if not (type(leaf) is Array and type(leaf._buf) is DeviceBuffer):
+                continue
+            name = names[i] if names and i < len(names) else f"argument {i}"
+            name += f" (leaf {k})" if len(leaves) > 1 else ""
+            if found is None:
+                found = (leaf.device, name, leaf)
+            elif leaf.device != found[0]:
+                first = (f"{found[1]} ({_type_str(found[2])}) is on" if found[2] is not None
+                         else f"{found[1]} is")
+                raise ValueError(
+                    f"incompatible devices for a jitted computation: {first} {found[0]} and "
+                    f"{name} ({_type_str(leaf)}) on {leaf.device}; device_put them on one "
+                    "device")
+
+
+def _type_str(a: Array) -> str:
+    return f"{a.dtype.name}{list(a.shape)}"
+
+
+def compile_for_device(fun: Callable, args: tuple, static: set[int], device):
+    """`fun` staged and optimised as for the CPU, then compiled for GPU `device`
+    (compiler/backend/nvvm/device.py; a function it cannot lower runs on the host)."""
+    from redraft.compiler.backend.nvvm.device import DeviceCompiled
+    from redraft.compiler.ir.passes import run_pipeline
+    ir_fn, out_treedef = stage(fun, args, static)
+    verify(ir_fn)
+    ir_fn = run_pipeline(ir_fn)
+    return DeviceCompiled(ir_fn, out_treedef, device, lambda: _backend(ir_fn)[0])
+
+
 def log_compile(name: str, sig: Signature, reason: str) -> None:
     if os.environ.get("REDRAFT_LOG_COMPILES"):
         print(f"redraft: compiling {name}{sig.describe()}: {reason}", file=sys.stderr)

@@ -25,7 +25,7 @@ class Jitted:
     """The callable `jit(fun)` returns."""
 
     def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
-                 static_argnames: Sequence[str] = ()):
+                 static_argnames: Sequence[str] = (), device=None):
         functools.update_wrapper(self, fun, updated=())  # never copy fun's __dict__ over ours
         self.fun = fun
         self._sig = _signature(fun)
@@ -44,6 +44,9 @@ class Jitted:
         # calls whose arguments are all host Arrays, Python scalars or NumPy arrays, keyed
         # cheaply: (compiled, dtype of each parameter, values of the defaulted ones)
         self._fast: dict[tuple, tuple[driver.Compiled, tuple, tuple]] = {}
+        self._device_cache: dict[tuple, object] = {}  # (signature, GPU) -> DeviceCompiled
+        self._names = names
+        self.device = device  # where every call runs (default: where its arguments are)
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
@@ -53,7 +56,7 @@ class Jitted:
         return tuple(bound.arguments.values())
 
     def __call__(self, *args, **kwargs):
-        key = None if kwargs or self.static else fast_key(args)
+        key = None if kwargs or self.static or self.device else fast_key(args)
         if key is not None:
             entry = self._fast.get(key)
             if entry is not None:  # the hot path: no pytrees, no signature objects
@@ -71,6 +74,9 @@ class Jitted:
         if _any_staged(args):  # jit inside a function being compiled: inline it
             return self._inline(args)
         sig, leaves = driver.signature_of(args, self.static)
+        device = driver.placement(args, self.static, leaves, self._names, self.device)
+        if device is not None:  # an argument lives on a GPU: compile and run there
+            return self._call_on_device(sig, device, args, leaves)
         compiled = self._cache.get(sig)
         if compiled is None:
             reason = "first call" if not self._cache else (
@@ -83,6 +89,18 @@ class Jitted:
             if fast_key(defaults) is not None:
                 self._fast[key] = (compiled, tuple(p.aval.dtype for p in compiled.ir.params),
                                    defaults)
+        try:
+            return compiled(leaves)
+        except Exception as e:
+            prefix_user_origin(e)
+            raise
+
+    def _call_on_device(self, sig: driver.Signature, device, args: tuple, leaves: list):
+        compiled = self._device_cache.get((sig, device))
+        if compiled is None:
+            driver.log_compile(self.__name__, sig, f"first call on {device}")
+            compiled = driver.compile_for_device(self.fun, args, set(self.static), device)
+            self._device_cache[(sig, device)] = compiled
         try:
             return compiled(leaves)
         except Exception as e:
@@ -127,7 +145,7 @@ class Jitted:
 
     @property
     def cache_size(self) -> int:
-        return len(self._cache)
+        return len(self._cache) + len(self._device_cache)
 
 
 class Lowered:
@@ -205,16 +223,17 @@ def _check_hashable(value, what: str) -> None:
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), **options) -> Any:
-    """Compile `fun` for the shapes and dtypes of its arguments (usable as @jit too)."""
+        static_argnames: str | Sequence[str] = (), device=None, **options) -> Any:
+    """Compile `fun` for the shapes and dtypes of its arguments (usable as @jit too). It runs
+    where its array arguments live, or on `device` (arguments are copied there)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, **options)
-    return Jitted(fun, static_argnums, static_argnames)
+                                 static_argnames=static_argnames, device=device, **options)
+    return Jitted(fun, static_argnums, static_argnames, device)
 
 
 compile = jit  # noqa: A001 - the design card's name for it

@@ -1,14 +1,16 @@
 """Array: an immutable n-dimensional array over a device buffer.
 
 On the host the buffer is a NumPy array that redraft never writes after creation and marks
-read-only before handing it out (`np.asarray(x)` shares it, without a copy). Operators,
-reductions and methods are attached by `redraft.numpy` (see `install_methods`), so that
-this module stays free of any numerical code and every operation goes through lax.
+read-only before handing it out (`np.asarray(x)` shares it, without a copy). On a GPU it is
+a `DeviceBuffer` (runtime/device_buffer.py), read back to the host when a value is needed.
+Operators, reductions and methods are attached by `redraft.numpy` (see `install_methods`), so
+that this module stays free of any numerical code and every operation goes through lax.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from redraft.runtime.device_buffer import DeviceBuffer
 from redraft.runtime.devices import Device, host_device
 
 
@@ -49,10 +51,16 @@ class Array:
 
     @property
     def device(self) -> Device:
-        return host_device()
+        buf = self._buf
+        return buf.device if type(buf) is DeviceBuffer else host_device()
 
     def devices(self) -> set[Device]:
-        return {host_device()}
+        return {self.device}
+
+    def _value(self):
+        """The buffer, read back to the host first when it lives on a device."""
+        buf = self._buf
+        return buf.to_host() if type(buf) is DeviceBuffer else buf
 
     @property
     def at(self) -> "_IndexUpdateHelper":
@@ -60,7 +68,7 @@ class Array:
 
     # ---- conversion to host values ------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
-        buf = self._buf
+        buf = self._value()
         buf.flags.writeable = False
         if copy:
             buf = buf.copy()
@@ -71,23 +79,27 @@ class Array:
         return buf
 
     def block_until_ready(self) -> "Array":
-        """Wait until the value is computed (host computation is synchronous)."""
+        """Wait until the value is computed (host computation is synchronous; device work
+        is queued, and its errors are raised here)."""
+        if type(self._buf) is DeviceBuffer:
+            self._buf.wait()
         return self
 
     def copy_to_host_async(self) -> None:
-        return None
+        if type(self._buf) is DeviceBuffer:
+            self._buf.copy_to_host_async()
 
     def tolist(self):
-        return self._buf.tolist()
+        return self._value().tolist()
 
     def item(self, *args):
-        return self._buf.item(*args)
+        return self._value().item(*args)
 
     def __bool__(self) -> bool:
         if self._buf.size != 1:
             raise ValueError(f"the truth value of an array of shape {self.shape} is ambiguous;"
                              " use .any() or .all()")
-        return bool(self._buf)
+        return bool(self._value())
 
     def __int__(self) -> int:
         return int(self._scalar("int"))
@@ -104,13 +116,14 @@ class Array:
         return int(self._scalar("index"))
 
     def _scalar(self, what: str):
-        if type(self._buf) is not np.ndarray:  # staged: no value while compiling
+        buf = self._value()
+        if type(buf) is not np.ndarray:  # staged: no value while compiling
             from redraft.runtime.errors import ConcretizationTypeError
-            raise ConcretizationTypeError(self._buf._needs(f"a Python {what}"))
-        if self._buf.size != 1:
+            raise ConcretizationTypeError(buf._needs(f"a Python {what}"))
+        if buf.size != 1:
             raise TypeError(f"only arrays of size 1 convert to Python {what}, "
                             f"not shape {self.shape}")
-        return self._buf.reshape(()).item()
+        return buf.reshape(()).item()
 
     def __len__(self) -> int:
         if self._buf.ndim == 0:
@@ -121,7 +134,7 @@ class Array:
         if self._buf.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         weak = self._weak
-        if type(self._buf) is not np.ndarray:  # staged: rows by indexing
+        if type(self._buf) is not np.ndarray:  # staged or on a device: rows by indexing
             return (self[i] for i in range(self._buf.shape[0]))
         return (wrap_host(row, weak) for row in _rows(self._buf))
 
@@ -139,39 +152,49 @@ class Array:
 
     # ---- printing -------------------------------------------------------------------------
     def __repr__(self) -> str:
-        if type(self._buf) is not np.ndarray:
-            return f"Staged<{self._buf.aval.str_short()}>"
+        buf = self._value()
+        if type(buf) is not np.ndarray:
+            return f"Staged<{buf.aval.str_short()}>"
         prefix = "Array("
         dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True)" if self._weak else ")")
         line_width = np.get_printoptions()["linewidth"]
         if self.size == 0:
             body = f"[], shape={self.shape}"
         else:
-            body = np.array2string(self._buf, prefix=prefix, suffix=",", separator=", ",
+            body = np.array2string(buf, prefix=prefix, suffix=",", separator=", ",
                                    max_line_width=line_width)
         last_line = len(body) - body.rfind("\n") + 1
         sep = " " * len(prefix) if last_line + len(dtype_str) + 1 > line_width else " "
         return f"{prefix}{body},{sep}{dtype_str}"
 
     def __str__(self) -> str:
-        if type(self._buf) is not np.ndarray:
+        buf = self._value()
+        if type(buf) is not np.ndarray:
             return repr(self)
-        return str(self._buf)
+        return str(buf)
 
     def __format__(self, spec: str) -> str:
         if self._buf.ndim == 0:
-            return format(self._buf.item(), spec)
+            return format(self._value().item(), spec)
         return format(str(self), spec)
 
     # ---- pickling / copying: arrays are values --------------------------------------------
     def __reduce__(self):
-        return (wrap_host, (np.array(self._buf), self._weak))
+        return (wrap_host, (np.array(self._value()), self._weak))
 
     def __copy__(self) -> "Array":
         return self
 
     def __deepcopy__(self, memo) -> "Array":
         return self
+
+
+def wrap_device(buf: DeviceBuffer, weak: bool = False) -> Array:
+    """An Array over device buffer `buf`."""
+    out = Array()
+    out._buf = buf
+    out._weak = weak
+    return out
 
 
 def _rows(buf: np.ndarray):

@@ -2,10 +2,10 @@
 and kernel launches. Another CUDA binding can replace this one module.
 
 `gpu_count()` is 0 (and `unavailable_reason()` says why) where pycuda is not installed, no
-driver library is found, or the driver sees no GPU. `CudaDevice` runs a compiled GPU
-program (compiler/backend/nvvm/execute.py's device protocol): buffers are
-`pycuda.driver.DeviceAllocation`s, PTX is loaded with `module_from_buffer`, launches are
-asynchronous on one stream and a transfer back to the host waits for them.
+driver library is found, or the driver sees no GPU. `CudaDriver` is the device driver
+interface (runtime/device_driver.py) on a GPU: buffers are `pycuda.driver.DeviceAllocation`s,
+PTX is loaded with `module_from_buffer`, launches are asynchronous on one stream and a
+transfer back to the host waits for them.
 """
 from __future__ import annotations
 
@@ -51,8 +51,12 @@ def compute_capability(index: int = 0) -> str:
     return f"sm_{major}{minor}"
 
 
-class CudaDevice:
-    """A GPU as the launch sequence's device: buffers, transfers, launches."""
+class CudaDriver:
+    """The device driver interface (runtime/device_driver.py) on GPU `index`. It is made,
+    and called, on the device's dispatch thread only, where its context stays current.
+    Launches and copies are asynchronous on one stream; reads back wait for them."""
+
+    target = "ptx"
 
     def __init__(self, index: int = 0):
         drv = _driver()
@@ -62,41 +66,44 @@ class CudaDevice:
         self.context = drv.Device(index).retain_primary_context()
         self.context.push()
         self.stream = drv.Stream()
-        self.functions: dict[str, object] = {}
-        self.modules: list = []
+        self.arch = compute_capability(index)
+        self.name = f"{drv.Device(index).name()} ({self.arch})"
+        self.modules: list = []  # loaded modules live as long as the driver
 
-    def load(self, ptx: str, kernel_names: list[str]) -> None:
-        module = self.drv.module_from_buffer(ptx.encode())
-        self.modules.append(module)
-        for name in kernel_names:
-            self.functions[name] = module.get_function(name)
+    def allocate(self, nbytes: int):
+        return self.drv.mem_alloc(max(nbytes, 1))
 
-    def upload(self, value: np.ndarray):
-        buf = self.drv.mem_alloc(max(value.nbytes, 1))
+    def copy_to_device(self, value: np.ndarray):
+        value = np.ascontiguousarray(value)
+        buf = self.allocate(value.nbytes)
         if value.nbytes:
-            self.drv.memcpy_htod_async(buf, np.ascontiguousarray(value), self.stream)
+            # the host array must outlive the asynchronous copy: wait for this one
+            self.drv.memcpy_htod_async(buf, value, self.stream)
+            self.stream.synchronize()
         return buf
 
-    def empty(self, slot):
-        return self.drv.mem_alloc(max(slot.size * slot.dtype.itemsize, 1))
-
-    def download(self, buffer, dtype, shape) -> np.ndarray:
+    def copy_to_host(self, handle, dtype: np.dtype, shape) -> np.ndarray:
         out = np.empty(shape, dtype)
         if out.nbytes:
-            self.drv.memcpy_dtoh_async(out, buffer, self.stream)
+            self.drv.memcpy_dtoh_async(out, handle, self.stream)
         self.stream.synchronize()
         return out
 
-    def read_scalar(self, buffer, view):
-        out = np.empty(1, view.dtype)
-        self.drv.memcpy_dtoh_async(out, int(buffer) + view.offset * view.dtype.itemsize,
-                                   self.stream)
+    def read_scalar(self, handle, dtype: np.dtype, offset: int):
+        out = np.empty(1, dtype)
+        self.drv.memcpy_dtoh_async(out, int(handle) + offset * dtype.itemsize, self.stream)
         self.stream.synchronize()
         return out[0]
 
-    def launch(self, kernel, buffers: list) -> None:
-        self.functions[kernel.name](*buffers, block=(kernel.block, 1, 1),
-                                    grid=(kernel.grid, 1), stream=self.stream)
+    def load(self, image) -> dict:
+        """The kernels of a PtxImage (runtime/device_driver.py), by their program names."""
+        module = self.drv.module_from_buffer(image.text.encode())
+        self.modules.append(module)
+        return {name: module.get_function(ptx_name) for name, ptx_name in image.names.items()}
+
+    def launch(self, loaded: dict, kernel, handles: list) -> None:
+        loaded[kernel.name](*handles, block=(kernel.block, 1, 1), grid=(kernel.grid, 1),
+                            stream=self.stream)
 
     def synchronize(self) -> None:
         self.stream.synchronize()

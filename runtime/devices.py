@@ -1,4 +1,5 @@
-"""Devices: where buffers live. The host CPU always exists; NVIDIA GPUs when pycuda finds one."""
+"""Devices: where buffers live. The host CPU always exists; NVIDIA GPUs when pycuda finds one,
+and emulated GPUs (runtime/emulated_gpu.py) after them when REDRAFT_EMULATE_GPU asks."""
 from __future__ import annotations
 
 import sys
@@ -9,13 +10,18 @@ from dataclasses import dataclass
 class Device:
     platform: str  # "cpu" or "gpu"
     id: int = 0
+    emulated: bool = False  # a GPU whose memory and kernels are emulated on the host
 
     @property
     def device_kind(self) -> str:
-        return "cpu" if self.platform == "cpu" else "NVIDIA GPU"
+        if self.platform == "cpu":
+            return "cpu"
+        return "emulated NVIDIA GPU (host)" if self.emulated else "NVIDIA GPU"
 
     def __repr__(self) -> str:
-        return f"{'CpuDevice' if self.platform == 'cpu' else 'CudaDevice'}(id={self.id})"
+        if self.platform == "cpu":
+            return f"CpuDevice(id={self.id})"
+        return f"{'EmulatedGpuDevice' if self.emulated else 'CudaDevice'}(id={self.id})"
 
 
 _HOST = Device("cpu", 0)
@@ -26,9 +32,12 @@ def host_device() -> Device:
 
 
 def gpu_devices() -> list[Device]:
-    """The NVIDIA GPUs the CUDA driver sees (none without pycuda or a driver)."""
+    """The NVIDIA GPUs the CUDA driver sees (none without pycuda or a driver), then the
+    emulated ones REDRAFT_EMULATE_GPU asks for."""
     from redraft.runtime import cuda
-    return [Device("gpu", i) for i in range(cuda.gpu_count())]
+    from redraft.runtime.emulated_gpu import emulated_count
+    real = [Device("gpu", i) for i in range(cuda.gpu_count())]
+    return real + [Device("gpu", len(real) + i, emulated=True) for i in range(emulated_count())]
 
 
 _noticed = False
@@ -57,7 +66,8 @@ def devices(backend: str | None = None) -> list[Device]:
         if not gpus:
             from redraft.runtime import cuda
             raise RuntimeError(f"no GPU is available ({cuda.unavailable_reason()}): install "
-                               "redraft[gpu] on a machine with an NVIDIA GPU and driver")
+                               "redraft[gpu] on a machine with an NVIDIA GPU and driver "
+                               "(REDRAFT_EMULATE_GPU=1 emulates one on the host)")
         return gpus
     if not gpus:
         _notice_no_gpu()

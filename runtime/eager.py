@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.device_buffer import DeviceBuffer
 from redraft.runtime.staged import StagedBuf
 
 impl_rules: dict[object, Callable] = {}
@@ -148,6 +149,9 @@ def bind(prim, *args: Array, **params):
     for buf in bufs:
         if type(buf) is StagedBuf:  # compiling: record the operation instead of running it
             return buf.builder.stage(prim, args, params)
+    for buf in bufs:
+        if type(buf) is DeviceBuffer:  # an operand lives on a GPU: run it there
+            return _bind_on_device(prim, args, params)
     try:
         out = impl(*bufs, **params)
     except (ValueError, TypeError, IndexError):
@@ -157,6 +161,13 @@ def bind(prim, *args: Array, **params):
     if prim.multiple_results:
         return tuple(wrap_host(np.asarray(o), weak) for o in out)
     return wrap_host(out if type(out) is _ndarray else np.asarray(out), weak)
+
+
+def _bind_on_device(prim, args, params):
+    from redraft.compiler.backend.nvvm.device import bind_on_device
+    from redraft.compiler.driver import placement
+    args = tuple(args)
+    return bind_on_device(prim, args, params, placement(args, set(), list(args)))
 
 
 def unary_binder(prim) -> Callable[[Array], Array]:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from redraft.runtime.array import Array
+from redraft.runtime import device_buffer
+from redraft.runtime.array import Array, wrap_device, wrap_host
 from redraft.runtime.convert import as_array
 from redraft.runtime.devices import Device, host_device
 
@@ -14,10 +15,28 @@ def _map_leaves(fn, tree):
 
 
 def device_put(x, device: Device | None = None):
-    """Place every leaf of `x` on `device` (the host by default) as an Array."""
-    if device is not None and device.platform != "cpu":
-        raise RuntimeError(f"device {device} is not available")
-    return _map_leaves(lambda v: v if isinstance(v, Array) else _to_array(v), x)
+    """Place every leaf of `x` on `device` as an Array (without a device: Arrays stay where
+    they are, anything else goes to the host). Copies to a GPU are queued, not waited for."""
+    if device is None:
+        return _map_leaves(lambda v: v if isinstance(v, Array) else _to_array(v), x)
+    if device.platform == "cpu":
+        return _map_leaves(_to_host, x)
+    device_buffer.stream_of(device)  # fails now, naming the device, if it is not available
+    return _map_leaves(lambda v: to_device(v, device), x)
+
+
+def to_device(v, device: Device) -> Array:
+    """`v` (an Array anywhere, a NumPy array or a Python scalar) as an Array on GPU `device`."""
+    a = v if isinstance(v, Array) else _to_array(v)
+    if a.device == device:
+        return a
+    return wrap_device(device_buffer.put(np.asarray(a), device), a._weak)
+
+
+def _to_host(v) -> Array:
+    if isinstance(v, Array):
+        return v if v.device.platform == "cpu" else wrap_host(np.asarray(v), v._weak)
+    return _to_array(v)
 
 
 def _to_array(v) -> Array:

@@ -24,6 +24,6 @@ def test_no_gpu_means_host_only_with_one_notice(capsys, monkeypatch):
 
 
 @pytest.mark.skipif(cuda.gpu_count() > 0, reason="a GPU is present")
-def test_cuda_device_needs_a_driver():
+def test_cuda_driver_needs_a_driver():
     with pytest.raises(RuntimeError):
-        cuda.CudaDevice(0)
+        cuda.CudaDriver(0)

@@ -11,7 +11,8 @@
 File by file: toolkit (finding libNVVM, libdevice, ptxas), libnvvm (ctypes, ptxas), kernel
 (a kernel's phases, emitted for the GPU or the host), scalar (one element of each
 elementwise primitive), kernels (pointwise, reductions, tiled matmul), program (SSA ->
-kernels + launch steps), execute (runs the steps on a device), emulate (the host device).
+kernels + launch steps), execute (runs the steps on a device), emulate (the host device),
+device (jit and eager operations on arrays living on a GPU, or an emulated one).
 """
 from __future__ import annotations
 
@@ -70,10 +71,11 @@ def gpu_runner(fn: Function, index: int = 0) -> Callable[[list], list]:
     """Runs `fn` on GPU `index` through pycuda (redraft/runtime/cuda.py), PTX for its
     compute capability."""
     from redraft.runtime import cuda
-    device = cuda.CudaDevice(index)
+    from redraft.runtime.device_driver import LaunchTarget
+    from .device import image_for
+    driver = cuda.CudaDriver(index)
     prog = program(fn)
-    text = libnvvm.compile_ptx(str(module_of(prog)), cuda.compute_capability(index))
-    device.load(text, [k.name for k in prog.kernels])
+    device = LaunchTarget(driver, driver.load(image_for(prog, driver)))
 
     def run(buffers: list) -> list[np.ndarray]:
         return execute.run(prog, device, buffers)

@@ -13,7 +13,7 @@ import numpy as np
 from llvmlite import ir
 
 from redraft.compiler.backend.llvm.codegen import optimise
-from redraft.kernels.jit_host import new_host_target_machine, prepare_module
+from redraft.kernels.jit_host import LLVM_LOCK, new_host_target_machine, prepare_module
 
 from .kernel import emit_host
 from .program import Program
@@ -43,12 +43,13 @@ class Emulator:
     """A device whose memory is NumPy and whose kernels run on this CPU."""
 
     def __init__(self, program: Program):
-        module = prepare_module(host_module(program))
-        llmod = llvm.parse_assembly(opaque_text(module))
-        llmod.verify()
-        optimise(llmod)
-        self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
-        self.engine.finalize_object()
+        text = opaque_text(prepare_module(host_module(program)))
+        with LLVM_LOCK:  # LLVM's global context: one compile at a time in the process
+            llmod = llvm.parse_assembly(text)
+            llmod.verify()
+            optimise(llmod)
+            self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
+            self.engine.finalize_object()
         self.functions = {}
         for kernel in program.kernels:
             address = self.engine.get_function_address(kernel.name)

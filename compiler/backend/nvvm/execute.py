@@ -25,12 +25,9 @@ class Device(Protocol):
 
 def run(program: Program, device: Device, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The program's results for host `inputs` (uploaded, run, downloaded)."""
-    env: dict[int, object] = {}
-    for slot, value in zip(program.params, inputs):
-        env[slot.id] = device.upload(np.ascontiguousarray(value, dtype=slot.dtype))
-    for slot, value in program.constants:
-        env[slot.id] = device.upload(value)
-    _steps(program.steps, env, device)
+    handles = [device.upload(np.ascontiguousarray(value, dtype=slot.dtype))
+               for slot, value in zip(program.params, inputs)]
+    env = _launch(program, device, handles)
     outs = []
     for r, aval in zip(program.results, program.result_avals):
         if isinstance(r, np.ndarray):
@@ -38,6 +35,22 @@ def run(program: Program, device: Device, inputs: list[np.ndarray]) -> list[np.n
         else:
             outs.append(device.download(env[r.id], r.dtype, tuple(aval.shape)))
     return outs
+
+
+def run_on_device(program: Program, device: Device, handles: list) -> list:
+    """The device buffers of the program's results for device buffers `handles` (the
+    inputs, never written): nothing is read back but control flow's predicates."""
+    env = _launch(program, device, handles)
+    return [device.upload(np.ascontiguousarray(r)) if isinstance(r, np.ndarray) else env[r.id]
+            for r in program.results]
+
+
+def _launch(program: Program, device: Device, handles: list) -> dict[int, object]:
+    env: dict[int, object] = {slot.id: h for slot, h in zip(program.params, handles)}
+    for slot, value in program.constants:
+        env[slot.id] = device.upload(value)
+    _steps(program.steps, env, device)
+    return env
 
 
 def _pred(view, env, device) -> bool:
