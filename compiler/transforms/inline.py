@@ -2,6 +2,7 @@
 rule's temporaries get fresh names of the target function, and its return value an atom."""
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 from redraft.compiler.core import ir
@@ -15,9 +16,26 @@ def rule_core(rule: Callable) -> ir.Function:
     if key not in _CORE_CACHE:
         from redraft.compiler.frontend.normalize import lower_function
         from redraft.compiler.frontend.ssa import to_ssa
-        _CORE_CACHE[key] = to_ssa(lower_function(rule))
+        core = to_ssa(lower_function(rule))
+        _plain_operators(core.body)
+        _CORE_CACHE[key] = core
         _CORE_CACHE[key].meta["rule"] = rule  # keeps `rule` alive while its id is a key
     return _CORE_CACHE[key]
+
+
+def _plain_operators(body: list[ir.Stmt]) -> None:
+    """In place: `ad.safe_mul(a, b)`/`ad.safe_div(a, b)` with no mask are plain `a * b` and
+    `a / b`. Rules spell them so; reverse mode adds the mask where a cotangent has
+    structural zeros (vjp.py), and the derivative reads like the math elsewhere."""
+    from redraft.compiler.transforms import ad_helpers
+    plain = {ad_helpers.safe_mul: ir.Ref(operator.mul, "*"),
+             ad_helpers.safe_div: ir.Ref(operator.truediv, "/")}
+    for s in ir.walk_stmts(body):
+        call = s.expr if isinstance(s, ir.Assign) else None
+        if (isinstance(call, ir.Call) and isinstance(call.fn, ir.Ref)
+                and call.fn.value in plain and len(call.args) == 2 and not call.kwargs
+                and call.star_args is None):
+            s.expr = ir.Call(plain[call.fn.value], call.args)
 
 
 def substitute_atoms(s: ir.Stmt, mapping: dict[str, ir.Atom]) -> ir.Stmt:

@@ -488,11 +488,11 @@ def _keep_structural_zeros(stmts: list[ir.Stmt], g: ir.Atom, zero: ir.Atom) -> l
         reads = [isinstance(a, ir.Var) and a.name in scaled for a in args]
         if fn in _PRODUCTS and len(args) >= 2 and (reads[0] or reads[1]):
             first, second = (args[0], args[1]) if reads[0] else (args[1], args[0])
-            s = ir.Assign(s.targets, ir.Call(helper("safe_mul"), (first, second, zero)),
-                          s.origin)
+            masked = ir.Call(helper("safe_mul"), (first, second), (("zero", zero),))
+            s = ir.Assign(s.targets, masked, s.origin)
         elif fn in _QUOTIENTS and len(args) >= 2 and reads[0]:
-            s = ir.Assign(s.targets, ir.Call(helper("safe_div"), (args[0], args[1], zero)),
-                          s.origin)
+            masked = ir.Call(helper("safe_div"), (args[0], args[1]), (("zero", zero),))
+            s = ir.Assign(s.targets, masked, s.origin)
         elif not (fn in _NEGATIONS and reads[0]):
             out.append(s)
             continue
