@@ -11,6 +11,7 @@ runs along a row of the right operand and of the result (vectorised, no gathers)
 """
 from __future__ import annotations
 
+import atexit
 import itertools
 import threading
 from concurrent.futures import Future
@@ -281,10 +282,19 @@ def _kernel_future(dtype_name: str) -> Future:
     with _KERNELS_LOCK:
         future = _KERNELS.get(dtype_name)
         if future is None:
+            if not _KERNELS:
+                atexit.register(_finish_compiles)
             future = _KERNELS[dtype_name] = Future()
             threading.Thread(target=_compile_kernel, args=(dtype_name, future), daemon=True,
                              name=f"redraft-matmul-{dtype_name}").start()
     return future
+
+
+def _finish_compiles() -> None:
+    """Wait at exit for compiles still running: LLVM torn down under a thread still inside
+    it aborts or crashes the process (a short script that never multiplied a matrix)."""
+    for future in list(_KERNELS.values()):
+        future.exception()
 
 
 def _compile_kernel(dtype_name: str, future: Future) -> None:
