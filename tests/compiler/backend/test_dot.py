@@ -115,3 +115,50 @@ def test_exit_while_the_matmul_kernel_compiles_is_clean():
         done = subprocess.run([sys.executable, "-c", script, delay], capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 0, (delay, done.returncode, done.stderr[-2000:])
+
+
+RNN_STEP = '''
+import numpy as np
+import redraft
+import redraft.numpy as jnp
+from redraft import lax
+
+
+def loss(params, xs, target):
+    wx, wh, b = params
+
+    def cell(h, x):
+        h = jnp.tanh(jnp.dot(x, wx) + jnp.dot(h, wh) + b)
+        return h, h
+
+    h, _ = lax.scan(cell, jnp.zeros((32, 128), xs.dtype), xs)
+    return jnp.mean((h - target) ** 2)
+
+
+rng = np.random.default_rng(0)
+params = [rng.standard_normal((64, 128), dtype=np.float32) * 0.1,
+          rng.standard_normal((128, 128), dtype=np.float32) * 0.1, np.zeros(128, np.float32)]
+xs = rng.standard_normal((50, 32, 64), dtype=np.float32)
+target = rng.standard_normal((32, 128), dtype=np.float32) * 0.5
+grads = redraft.jit(redraft.grad(loss))(params, xs, target)
+print(sum(float(np.abs(np.asarray(g)).sum()) for g in grads))
+'''
+
+
+def test_rnn_gradient_fits_the_stack_when_loaded_from_the_cache(tmp_path):
+    """Each product's task keeps its A-packing buffer in its own stack frame: inlined into
+    the gradient of a scan (products unrolled), those buffers once added up past the main
+    thread's 8 MB stack and the cached library crashed."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "rnn.py"
+    script.write_text(RNN_STEP)
+    env = dict(os.environ, REDRAFT_CACHE="1", REDRAFT_CACHE_DIR=str(tmp_path / "cache"))
+    printed = []
+    for _ in range(2):  # compiled and saved, then loaded from the cache
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+        printed.append(done.stdout.strip())
+    assert printed[0] == printed[1]
