@@ -9,17 +9,25 @@ run by lax.scan, with its gradient). Each is one `jit` of the whole step; NumPy 
 same numbers with the gradient written out by hand. Steady-state figures are medians of
 rounds timed in alternation (benchmarks/common.py), with the ratio of the best rounds beside
 (on a loaded machine the best round rewards whichever implementation varies most);
-first-call figures include compilation.
+first-call figures include compilation. NumPy's BLAS runs on one thread
+(OPENBLAS_NUM_THREADS=1 unless set: see below).
 --site adds a site-packages directory (run with /tmp/jaxenv/bin/python to have JAX too).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import site
 import sys
 import time
 
-import numpy as np
+# OpenBLAS's threads spin for a while after each product. On this 2-core machine they then
+# hold the cores that redraft's and XLA's threads need in the next round (NumPy's own MLP
+# step took 171 ms with them, 11 ms without, and redraft's 12 ms instead of 7), so NumPy
+# runs on one thread unless the caller says otherwise. Set before NumPy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 STEP = 0.01
 
