@@ -1,8 +1,9 @@
 """Timing helpers for the benchmarks: best-of-N or median timings and a comparison table.
 
-Timings are the best (or the median) of several `timeit` repeats, each looping long enough to be measured
-well; the implementations compared in one row are timed in alternation, round by round, so
-that a burst of load on the machine hurts them alike instead of one of them only.
+Timings are the best (or the median) of several `timeit` repeats, each looping long enough
+to be measured well; the implementations compared in one row are timed in alternation, round
+by round, so that a burst of load on the machine hurts them alike instead of one of them
+only.
 """
 from __future__ import annotations
 
