@@ -6,18 +6,28 @@ The steps: JAX's MNIST example update (784-1024-1024-10 MLP, batch 128, tanh, lo
 SGD over a list of (W, b) tuples); a small CNN step (3x3 conv + relu + 2x2 max-pool + dense,
 batch 32); per-example gradients of a logistic regression with vmap; an RNN step (a tanh RNN
 run by lax.scan, with its gradient). Each is one `jit` of the whole step; NumPy computes the
-same numbers with the gradient written out by hand. Steady-state figures are the best of
-rounds timed in alternation (benchmarks/common.py); first-call figures include compilation.
+same numbers with the gradient written out by hand. Steady-state figures are medians of
+rounds timed in alternation (benchmarks/common.py), with the ratio of the best rounds beside
+(on a loaded machine the best round rewards whichever implementation varies most);
+first-call figures include compilation. NumPy's BLAS runs on one thread
+(OPENBLAS_NUM_THREADS=1 unless set: see below).
 --site adds a site-packages directory (run with /tmp/jaxenv/bin/python to have JAX too).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import site
 import sys
 import time
 
-import numpy as np
+# OpenBLAS's threads spin for a while after each product. On this 2-core machine they then
+# hold the cores that redraft's and XLA's threads need in the next round (NumPy's own MLP
+# step took 171 ms with them, 11 ms without, and redraft's 12 ms instead of 7), so NumPy
+# runs on one thread unless the caller says otherwise. Set before NumPy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 STEP = 0.01
 
@@ -337,7 +347,7 @@ def _first_call(fn, args, block) -> tuple[float, object]:
 def run(names: list[str], repeat: int, jax) -> list[dict]:
     import redraft
     import redraft.numpy as rnp
-    from benchmarks.common import compare
+    from benchmarks.common import compare_rounds, median
     rows = []
     for name in names:
         make_data, rd_fn, jax_maker, np_fn = WORKLOADS[name]
@@ -359,7 +369,8 @@ def run(names: list[str], repeat: int, jax) -> list[dict]:
             _check(name, reference, out, "JAX")
             ns.update(theirs=theirs, j_args=j_args, jax=jax)
             stmts["jax"] = "jax.block_until_ready(theirs(*j_args))"
-        row.update(compare(stmts, ns, repeat=repeat, min_seconds=0.05))
+        for key, times in compare_rounds(stmts, ns, repeat=repeat, min_seconds=0.05).items():
+            row[key], row[f"{key} best"] = median(times), min(times)
         rows.append(row)
         print(f"  {name}: done", file=sys.stderr)
     return rows
@@ -369,7 +380,7 @@ def print_rows(rows: list[dict], with_jax: bool) -> None:
     from benchmarks.common import format_seconds as fmt
     header = f"{'step':<18}  {'ours':>9}  {'numpy':>9}"
     if with_jax:
-        header += f"  {'jax':>9}  {'ours/jax':>8}"
+        header += f"  {'jax':>9}  {'ours/jax':>8}  {'best o/j':>8}"
     header += f"  {'ours/np':>8}  {'1st call':>9}"
     if with_jax:
         header += f"  {'jax 1st':>9}"
@@ -379,10 +390,12 @@ def print_rows(rows: list[dict], with_jax: bool) -> None:
         line = f"{r['name']:<18}  {fmt(r['ours']):>9}  {fmt(r['numpy']):>9}"
         if with_jax:
             line += f"  {fmt(r['jax']):>9}  {r['ours'] / r['jax']:7.2f}x"
+            line += f"  {r['ours best'] / r['jax best']:7.2f}x"
         line += f"  {r['ours'] / r['numpy']:7.2f}x  {fmt(r['ours first']):>9}"
         if with_jax:
             line += f"  {fmt(r['jax first']):>9}"
         print(line)
+    print("medians of rounds timed in alternation; 'best o/j' compares the best rounds.")
     print("ratios are time / time: below 1 means redraft is faster.")
 
 

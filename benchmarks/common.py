@@ -1,11 +1,13 @@
-"""Timing helpers for the benchmarks: best-of-N timings and a comparison table.
+"""Timing helpers for the benchmarks: best-of-N or median timings and a comparison table.
 
-Timings are the best of several `timeit` repeats, each looping long enough to be measured
-well; the implementations compared in one row are timed in alternation, round by round, so
-that a burst of load on the machine hurts them alike instead of one of them only.
+Timings are the best (or the median) of several `timeit` repeats, each looping long enough
+to be measured well; the implementations compared in one row are timed in alternation, round
+by round, so that a burst of load on the machine hurts them alike instead of one of them
+only.
 """
 from __future__ import annotations
 
+import statistics
 import timeit
 from dataclasses import dataclass
 
@@ -43,13 +45,26 @@ def compare(statements: dict[str, str], namespace: dict, repeat: int = 20,
             min_seconds: float = 0.01) -> dict[str, float]:
     """Seconds per run of each statement: best of `repeat` rounds, timed in alternation.
     Calibrating the loop counts first also warms up caches and lazy imports."""
+    return {key: min(times) for key, times in
+            compare_rounds(statements, namespace, repeat, min_seconds).items()}
+
+
+def compare_rounds(statements: dict[str, str], namespace: dict, repeat: int = 20,
+                   min_seconds: float = 0.01) -> dict[str, list[float]]:
+    """Seconds per run of each statement in each of `repeat` rounds, timed in alternation
+    (for medians: on a shared machine the best round measures luck as much as code)."""
     timers = {key: timeit.Timer(stmt, globals=namespace) for key, stmt in statements.items()}
     loops = {key: loops_for(timer, min_seconds) for key, timer in timers.items()}
-    best = {key: float("inf") for key in timers}
+    rounds: dict[str, list[float]] = {key: [] for key in timers}
     for _ in range(repeat):
         for key, timer in timers.items():
-            best[key] = min(best[key], timer.timeit(loops[key]) / loops[key])
-    return best
+            rounds[key].append(timer.timeit(loops[key]) / loops[key])
+    return rounds
+
+
+def median(times: list[float]) -> float:
+    """The median of per-round times."""
+    return statistics.median(times)
 
 
 def format_seconds(seconds: float | None) -> str:

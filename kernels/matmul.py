@@ -305,11 +305,44 @@ class _GemmEmitter:
                     b.store(b.select(inside[i], value, zero),
                             self.at(b, dst, b.add(dst_k, _i64(i))))
 
-            counted_loop(b, _i64(0), kc, 1, column, "ka")
+            whole = b.icmp_signed("<=", b.add(ir0, _i64(cfg.mr)), mc)
+            by_rows = b.and_(whole, b.icmp_signed("==", csa, _i64(1)))
+            start = b.select(by_rows, b.mul(b.sdiv(kc, _i64(cfg.vl)), _i64(cfg.vl)), _i64(0))
+            _if(b, by_rows, lambda: self._pack_a_rows(b, src, row_off, k0, dst, out, start),
+                None, "arows")
+            counted_loop(b, start, kc, 1, column, "ka")
 
         counted_loop(b, _i64(0), mc, cfg.mr, panel, "ir")
         b.ret_void()
         return fn
+
+    def _pack_a_rows(self, b, src, row_off, k0, dst, out, k_end) -> None:
+        """A whole MR-row panel of a row-major A (the `x @ w` layout), k = 0..k_end (a
+        multiple of VL): VL values along k from each row, transposed in registers (rows
+        past MR are padding) and stored MR values per k."""
+        cfg = self.cfg
+        vl, mr = cfg.vl, cfg.mr
+        pad = ir.Constant(self.vec, ir.Undefined)
+
+        def block(kk: ir.Value) -> None:
+            at = b.add(k0, kk)
+            for lo in range(0, mr, vl):
+                count = min(vl, mr - lo)
+                rows = [self.load_vec(b, src, b.add(row_off[lo + t], at)) for t in range(count)]
+                columns = self._transpose(b, rows + [pad] * (vl - count))
+                for t, column in enumerate(columns):
+                    where = b.add(out, b.add(b.mul(b.add(kk, _i64(t)), _i64(mr)), _i64(lo)))
+                    if count == vl:
+                        self.store_vec(b, column, dst, where)
+                        continue
+                    lanes = ir.Constant(ir.VectorType(ir.IntType(32), count), list(range(count)))
+                    piece = b.shuffle_vector(column, pad, lanes)
+                    ptr = self.at(b, dst, where)
+                    if not ptr.type.is_opaque:
+                        ptr = b.bitcast(ptr, piece.type.as_pointer())
+                    b.store(piece, ptr, align=self.align)
+
+        counted_loop(b, _i64(0), k_end, vl, block, "kav")
 
     # micro-kernel -------------------------------------------------------------------------
 

@@ -244,6 +244,10 @@ def _task(cx: CodeContext, stem: str) -> tuple[ir.Function, ir.IRBuilder, list]:
     fn = ir.Function(cx.module, ir.FunctionType(VOID, [PTR, I64, I64]), name=cx.unique(stem))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
+    # never inlined: a task holds a ~150 KB A-packing buffer on its stack, and inlined into
+    # a function with many products (a scan unrolled by its gradient) those buffers add up
+    # in one frame past the main thread's 8 MB stack
+    fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     ptrs = [b.load(b.gep(fn.args[0], [i64(s)], source_etype=PTR), typ=PTR) for s in range(4)]
     return fn, b, ptrs

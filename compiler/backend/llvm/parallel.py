@@ -3,7 +3,8 @@
 Generated code calls it to run `fn(ctx, lo, hi)` over chunks of [0, total) on every core.
 It lives in machine code, not Python, because a parallel loop may sit inside a compiled
 `while` and must cost microseconds, not a GIL round trip. Workers are pthreads that spin
-briefly and then sleep on a futex; chunks are claimed with one compare-and-swap on a word
+briefly (a budget of time-stamp-counter ticks, since the cost of `pause` differs fivefold
+between CPUs) and then sleep on a futex; chunks are claimed with one compare-and-swap on a word
 holding (job number, next chunk), so a worker that wakes late can never run a chunk of a
 newer job with stale parameters. The caller runs chunks too and then waits for the rest.
 A second caller that finds the pool busy (two Python threads at once) runs serially.
@@ -23,7 +24,9 @@ from redraft.kernels.jit_host import compile_module
 from .types import I32, I64, PTR, VOID, declare, i32, i64
 
 CHUNKS_PER_THREAD = 4
-WORKER_SPINS = 20000          # pause loops before a worker sleeps (~100 us)
+WORKER_SPIN_TICKS = 60_000    # time-stamp-counter ticks a worker spins before it sleeps
+#                               (~20-30 us: the gap between the parallel loops of one call,
+#                               not the Python time between calls, when it only burns CPU)
 WAITER_SPINS = 2000           # pause loops before the caller starts yielding
 MAX_WORKERS = 63
 _SYS_FUTEX, _FUTEX_WAIT, _FUTEX_WAKE = 202, 128, 129   # x86-64 Linux, private futexes
@@ -98,6 +101,7 @@ class _Pool:
         self.syscall = declare(module, "syscall", I64, [I64], var_arg=True)
         self.pause = declare(module, "llvm.x86.sse2.pause", VOID, [])
         self.sched_yield = declare(module, "sched_yield", I32, [])
+        self.ticks = declare(module, "llvm.readcyclecounter", I64, [])
         self.task_ty = ir.FunctionType(VOID, [PTR, I64, I64])
 
     def _global(self, name: str, ty: ir.Type) -> ir.GlobalVariable:
@@ -257,19 +261,19 @@ def _emit_worker(pool: _Pool, run_chunks: ir.Function) -> ir.Function:
     b.branch(blocks["outer"])
 
     b.position_at_end(blocks["outer"])
+    start = b.call(pool.ticks, [])
     b.branch(blocks["spin"])
 
     b.position_at_end(blocks["spin"])
-    count = b.phi(I64)
-    count.add_incoming(i64(0), blocks["outer"])
     seen = b.load(seen_slot, typ=I32)
     current = pool.get(b, pool.job, I32, "acquire")
     b.cbranch(b.icmp_unsigned("!=", current, seen), blocks["work"], blocks["pause"])
 
     b.position_at_end(blocks["pause"])
     _spin_pause(pool, b)
-    count.add_incoming(b.add(count, i64(1)), blocks["pause"])
-    b.cbranch(b.icmp_signed("<", count, i64(WORKER_SPINS)), blocks["spin"], blocks["sleep"])
+    spent = b.sub(b.call(pool.ticks, []), start)
+    b.cbranch(b.icmp_unsigned("<", spent, i64(WORKER_SPIN_TICKS)), blocks["spin"],
+              blocks["sleep"])
 
     b.position_at_end(blocks["sleep"])
     b.atomic_rmw("add", pool.sleeping, i32(1), "seq_cst")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from backend_util import check, sample
 
+import redraft
 import redraft.numpy as jnp
 from redraft import lax
 
@@ -67,3 +68,97 @@ def test_integer_and_bool_dot(dtype):
 def test_large_threaded_matmul():
     a, b = sample((256, 300), np.float32, seed=1), sample((300, 270), np.float32, seed=2)
     check(matmul, a, b, rtol=2e-5, atol=5e-5)
+
+
+def _reference(a, b, layout):
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return (a64.T if layout[0] == "T" else a64) @ (b64.T if layout[1] == "T" else b64)
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("m,k,n", [(128, 784, 1024), (37, 301, 517), (12, 1000, 520)])
+def test_short_wide_products_in_every_layout(layout, m, k, n):
+    """Short A, wide B (a training batch times a weight matrix): all four layouts, sizes
+    that leave partial panels, tiles and k blocks, against NumPy in float64."""
+    a_shape = (k, m) if layout[0] == "T" else (m, k)
+    b_shape = (n, k) if layout[1] == "T" else (k, n)
+    a, b = sample(a_shape, np.float32, seed=3), sample(b_shape, np.float32, seed=4)
+
+    def f(x, y):
+        return (x.T if layout[0] == "T" else x) @ (y.T if layout[1] == "T" else y)
+
+    got = np.asarray(redraft.jit(f)(a, b))
+    np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4, atol=1e-4 * k ** 0.5)
+
+
+def test_short_wide_product_with_bias_and_tanh_and_batch():
+    """The layer `tanh(x @ w + b)` and a batched short-wide product, against NumPy."""
+    x, w = sample((40, 333), np.float32, seed=5), sample((333, 700), np.float32, seed=6)
+    bias = sample((700,), np.float32, seed=7)
+    got = np.asarray(redraft.jit(lambda x, w, c: jnp.tanh(x @ w + c))(x, w, bias))
+    want = np.tanh(x.astype(np.float64) @ w + bias)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    xs, ws = sample((3, 20, 150), np.float32, seed=8), sample((3, 150, 900), np.float32, seed=9)
+    got = np.asarray(redraft.jit(lambda p, q: jnp.matmul(p, q))(xs, ws))
+    np.testing.assert_allclose(got, np.matmul(xs.astype(np.float64), ws), rtol=1e-4, atol=1e-3)
+
+
+def test_exit_while_the_matmul_kernel_compiles_is_clean():
+    """A process that exits while the background matmul compile runs waits for it (LLVM
+    torn down under the compiling thread used to abort or crash it)."""
+    import subprocess
+    import sys
+    script = ("import sys, time\n"
+              "from redraft.compiler.backend.llvm.dot import warm_up\n"
+              "warm_up(); time.sleep(float(sys.argv[1]))\n")
+    for delay in ("0.05", "0.1", "0.15", "0.2"):
+        done = subprocess.run([sys.executable, "-c", script, delay], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, (delay, done.returncode, done.stderr[-2000:])
+
+
+RNN_STEP = '''
+import numpy as np
+import redraft
+import redraft.numpy as jnp
+from redraft import lax
+
+
+def loss(params, xs, target):
+    wx, wh, b = params
+
+    def cell(h, x):
+        h = jnp.tanh(jnp.dot(x, wx) + jnp.dot(h, wh) + b)
+        return h, h
+
+    h, _ = lax.scan(cell, jnp.zeros((32, 128), xs.dtype), xs)
+    return jnp.mean((h - target) ** 2)
+
+
+rng = np.random.default_rng(0)
+params = [rng.standard_normal((64, 128), dtype=np.float32) * 0.1,
+          rng.standard_normal((128, 128), dtype=np.float32) * 0.1, np.zeros(128, np.float32)]
+xs = rng.standard_normal((50, 32, 64), dtype=np.float32)
+target = rng.standard_normal((32, 128), dtype=np.float32) * 0.5
+grads = redraft.jit(redraft.grad(loss))(params, xs, target)
+print(sum(float(np.abs(np.asarray(g)).sum()) for g in grads))
+'''
+
+
+def test_rnn_gradient_fits_the_stack_when_loaded_from_the_cache(tmp_path):
+    """Each product's task keeps its A-packing buffer in its own stack frame: inlined into
+    the gradient of a scan (products unrolled), those buffers once added up past the main
+    thread's 8 MB stack and the cached library crashed."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "rnn.py"
+    script.write_text(RNN_STEP)
+    env = dict(os.environ, REDRAFT_CACHE="1", REDRAFT_CACHE_DIR=str(tmp_path / "cache"))
+    printed = []
+    for _ in range(2):  # compiled and saved, then loaded from the cache
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+        printed.append(done.stdout.strip())
+    assert printed[0] == printed[1]
