@@ -19,8 +19,7 @@ from collections import namedtuple
 from typing import Any, Callable, NamedTuple
 
 import redraft.numpy as jnp
-from redraft.runtime.pytree import (PyTreeDef, register_pytree_node, tree_flatten, tree_leaves,
-                                    tree_map,
+from redraft.runtime.pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
                                     tree_unflatten)
 
 Array = Any

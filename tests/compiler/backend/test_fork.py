@@ -10,7 +10,6 @@ import redraft
 import redraft.numpy as jnp
 
 
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_child_forked_during_the_background_compile_can_compile_and_run():
     for i in range(3):

@@ -193,7 +193,7 @@ def test_a_function_defined_in_a_loop_body_may_return():
     every_transform(def_in_loop_body, lambda x: 3.0 * np.sum(np.sin(x)), X, BATCH)
 
 
-# ---- names set on one path of a branch ------------------------------------------------------------
+# ---- names set on one path of a branch --------------------------------------------------------
 
 def set_on_one_path_then_merged(x):
     if jnp.tanh(x)[0] > 0.1:
