@@ -18,6 +18,18 @@ from redraft.runtime.pytree import tree_flatten, tree_map
 DEFAULT_EPS = 1e-3
 
 
+def numerical_grad(f: Callable[[np.ndarray], float], x, eps: float = 1e-6) -> np.ndarray:
+    """The gradient of scalar `f` at `x` by float64 central differences, one coordinate at a
+    time: the independent reference a transform's gradient is held against."""
+    x = np.array(x, np.float64)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
 def _leaves64(tree) -> list[np.ndarray]:
     return [np.asarray(v, np.float64) for v in tree_flatten(tree)[0]]
 

@@ -7,16 +7,7 @@ import pytest
 
 import redraft
 import redraft.numpy as jnp
-
-
-def fd_grad(f, x, eps=1e-6):
-    x = np.array(x, np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
+from redraft.test_util import numerical_grad as fd_grad
 
 
 def close(actual, expected, rtol=1e-5, atol=1e-5):

@@ -12,25 +12,16 @@ arithmetic has no derivative), and log1p(exp(x)) has its true derivative at over
 """
 import numpy as np
 import pytest
+from redraft.compiler.transforms import callees
 
 import redraft
 import redraft.numpy as jnp
-from redraft.compiler.transforms import callees
+from redraft.test_util import numerical_grad as fd_grad
 
 RTOL, ATOL = 3e-3, 3e-4
 
 
 # ---- float64 references --------------------------------------------------------------------------
-
-def fd_grad(f, x, eps=1e-6):
-    x = np.asarray(x, np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
-
 
 def fd_uhv(f, x, u, v, h=1e-3):
     """uᵀ H v by a second-order central difference of f in float64."""
