@@ -44,6 +44,8 @@ class ForwardMode:
         """The tangent of atom `a` (zeros for inactive values)."""
         if isinstance(a, ir.Var) and a.name in self.active:
             return ir.Var(self.dot(a.name))
+        if isinstance(a, ir.Const) and not _numeric(a.value):
+            return ir.Const(None)  # a slice, string or None in a tuple has no tangent
         tmp = self.names.fresh("zero")
         out.append(ir.Assign((tmp,), ir.Call(helper("zeros_like"), (a,)), origin))
         return ir.Var(tmp)
@@ -206,3 +208,10 @@ def _joint(rules, active: list[str]):
 
 def _joint_order(rules, joint) -> tuple[str, ...]:
     return next(names for names, rule in rules.joint_jvp.items() if rule is joint)
+
+
+def _numeric(value) -> bool:
+    """Whether a Core literal is a number, or a tuple holding one (it has a zero tangent)."""
+    if isinstance(value, tuple):
+        return any(_numeric(v) for v in value)
+    return isinstance(value, (bool, int, float, complex))

@@ -20,7 +20,6 @@ import properties as props
 
 # construct switched off (programs.Features field) -> the regression test of the bug it hits
 KNOWN_OPEN_CONSTRUCTS = {
-    "column_by_loop_index": "test_regressions.py::test_hvp_column_slice_by_loop_index",
     "python_if_in_value_if": "test_regressions.py::test_jit_python_if_inside_value_if",
 }
 # property left out -> the regression test of the bug that breaks it on every program

@@ -343,8 +343,6 @@ def f(x, w):
 
 
 # ---- second order: a column slice by a loop index ----------------------------------------------
-@xfail("hvp: w[:, i] with i a loop index, differentiated twice, passes the slice object where "
-       "an array is expected: 'cannot make an array from slice'")
 def test_hvp_column_slice_by_loop_index():
     holds("hvp", '''\
 def f(x, w):
