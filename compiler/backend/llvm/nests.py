@@ -163,31 +163,41 @@ def _fused_outputs(L: FunctionLowering, eqn: Eqn, shape) -> tuple[list[NestOutpu
 def _fused_body(region, literal_inputs: dict, results: list):
     """The nest body: the region's equations on registers (a reduction passes its operand
     through; the nest does the reducing)."""
-    in_ids = {p.id: k for k, p in enumerate(region.params)}
-
     def body(b, regs):
-        env = {}
-
-        def value(a):
-            if isinstance(a, Literal):
-                if id(a) in literal_inputs:
-                    return regs[literal_inputs[id(a)]]
-                return constant(check_dtype(a.aval.dtype), np.asarray(a.value).flat[0])
-            if a.id in in_ids:
-                return regs[in_ids[a.id]]
-            return env[a.id]
-
-        for e in region.eqns:
-            if e.prim.name in REDUCTIONS:
-                env[e.outs[0].id] = value(e.ins[0])
-                continue
-            dts = [check_dtype(a.aval.dtype) for a in e.ins]
-            env[e.outs[0].id] = elementwise.lower(b, e.prim, [value(a) for a in e.ins], dts,
-                                                  check_dtype(e.outs[0].aval.dtype),
-                                                  _public(e.params))
-        return [value(r) for r in results]
+        def lower(prim, args, dtypes, out_dtype, params):
+            return elementwise.lower(b, prim, args, dtypes, out_dtype, params)
+        return region_values(region, literal_inputs, results, regs, lower)
 
     return body
+
+
+def region_values(region, literal_inputs: dict[int, int], results: list, regs: list,
+                  lower) -> list:
+    """The values of `results` for one element: the region's equations evaluated on `regs`
+    (its inputs' registers, then those of the literals `literal_inputs` maps to a slot),
+    each elementwise equation made by `lower(prim, args, dtypes, out_dtype, params)`. A
+    reduction passes its operand through: the caller does the reducing. The CPU nests and
+    the GPU kernels share it, each with its own scalar lowering."""
+    in_ids = {p.id: k for k, p in enumerate(region.params)}
+    env = {}
+
+    def value(a):
+        if isinstance(a, Literal):
+            if id(a) in literal_inputs:
+                return regs[literal_inputs[id(a)]]
+            return constant(check_dtype(a.aval.dtype), np.asarray(a.value).flat[0])
+        if a.id in in_ids:
+            return regs[in_ids[a.id]]
+        return env[a.id]
+
+    for e in region.eqns:
+        if e.prim.name in REDUCTIONS:
+            env[e.outs[0].id] = value(e.ins[0])
+            continue
+        dts = [check_dtype(a.aval.dtype) for a in e.ins]
+        env[e.outs[0].id] = lower(e.prim, [value(a) for a in e.ins], dts,
+                                  check_dtype(e.outs[0].aval.dtype), _public(e.params))
+    return [value(r) for r in results]
 
 
 def _iteration_shape(eqn: Eqn) -> tuple[int, ...] | None:

@@ -190,8 +190,20 @@ def lower_pad(L: FunctionLowering, eqn: Eqn) -> None:
     x, value = L.read(eqn.ins[0]), L.read(eqn.ins[1])
     dest = L.dest(eqn.outs[0])
     copy(L.cx, value, dest)
+    x_start, x_shape, d_start, d_step = pad_placement(x.shape, dest.shape,
+                                                      eqn.params["padding_config"])
+    if all(x_shape):
+        part = x.slice(x_start, (1,) * x.ndim, x_shape)
+        copy(L.cx, part, dest.slice(d_start, d_step, x_shape))
+    L.views[eqn.outs[0].id] = dest
+
+
+def pad_placement(shape: tuple, out_shape: tuple, padding_config) -> tuple[tuple, ...]:
+    """Where `pad` puts its operand: (start, shape) of the part of the operand that lands
+    in the output (negative padding crops it), and (start, step) of that part in the
+    output (interior padding spaces it out). A zero in the shape: nothing lands."""
     x_start, x_shape, d_start, d_step = [], [], [], []
-    for n, out_n, (lo, hi, interior) in zip(x.shape, dest.shape, eqn.params["padding_config"]):
+    for n, out_n, (lo, _hi, interior) in zip(shape, out_shape, padding_config):
         step = interior + 1
         first = 0 if lo >= 0 else (-lo + step - 1) // step
         last = n - 1
@@ -202,10 +214,7 @@ def lower_pad(L: FunctionLowering, eqn: Eqn) -> None:
         x_shape.append(count)
         d_start.append(lo + first * step if count else 0)
         d_step.append(step)
-    if all(x_shape):
-        part = x.slice(tuple(x_start), (1,) * x.ndim, tuple(x_shape))
-        copy(L.cx, part, dest.slice(tuple(d_start), tuple(d_step), tuple(x_shape)))
-    L.views[eqn.outs[0].id] = dest
+    return tuple(x_start), tuple(x_shape), tuple(d_start), tuple(d_step)
 
 
 def _dynamic_view(L: FunctionLowering, x: View, starts: list, sizes: tuple) -> View:

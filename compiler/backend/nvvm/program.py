@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from redraft.compiler.backend.llvm.loops import reduce_kind
-from redraft.compiler.backend.llvm.nests import REDUCTIONS, _broadcasts_to, _iteration_shape
-from redraft.compiler.backend.llvm.types import Unsupported, check_dtype, constant
+from redraft.compiler.backend.llvm.nests import (REDUCTIONS, _broadcasts_to, _iteration_shape,
+                                                region_values)
+from redraft.compiler.backend.llvm.shapes import pad_placement
+from redraft.compiler.backend.llvm.types import Unsupported, check_dtype
 from redraft.compiler.backend.llvm.views import View
 from redraft.compiler.ir.ssa import Block, Eqn, Function, Literal, Value
 
@@ -201,29 +203,10 @@ def rule(*names: str):
 
 def _body_fn(region: Block, literal_views: dict[int, int], results: list):
     """The region's equations on one element's registers (reductions pass their operand)."""
-    in_ids = {p.id: k for k, p in enumerate(region.params)}
-
     def body(t: Thread, regs: list, point: Point) -> list:
-        env = {}
-
-        def value(a):
-            if isinstance(a, Literal):
-                if id(a) in literal_views:
-                    return regs[literal_views[id(a)]]
-                return constant(check_dtype(a.aval.dtype), np.asarray(a.value).flat[0])
-            if a.id in in_ids:
-                return regs[in_ids[a.id]]
-            return env[a.id]
-
-        for e in region.eqns:
-            if e.prim.name in REDUCTIONS:
-                env[e.outs[0].id] = value(e.ins[0])
-                continue
-            dts = [check_dtype(a.aval.dtype) for a in e.ins]
-            params = {k: v for k, v in e.params.items() if not k.startswith("_")}
-            env[e.outs[0].id] = scalar.lower(t.target, t.b, e.prim, [value(a) for a in e.ins],
-                                             dts, check_dtype(e.outs[0].aval.dtype), params)
-        return [value(r) for r in results]
+        def lower(prim, args, dtypes, out_dtype, params):
+            return scalar.lower(t.target, t.b, prim, args, dtypes, out_dtype, params)
+        return region_values(region, literal_views, results, regs, lower)
 
     return body
 
@@ -539,21 +522,11 @@ def _pad(L: _Lowering, eqn: Eqn) -> None:
     dest = L.whole(slot, out)
     L.views[out.id] = dest
     L.copy(value, dest)
-    x_start, x_shape, d_start, d_step = [], [], [], []
-    for n, out_n, (lo, hi, interior) in zip(x.shape, dest.shape, eqn.params["padding_config"]):
-        step = interior + 1
-        first = 0 if lo >= 0 else (-lo + step - 1) // step
-        last = n - 1
-        while last >= first and lo + last * step >= out_n:
-            last -= 1
-        count = max(0, last - first + 1)
-        x_start.append(first if count else 0)
-        x_shape.append(count)
-        d_start.append(lo + first * step if count else 0)
-        d_step.append(step)
+    x_start, x_shape, d_start, d_step = pad_placement(x.shape, dest.shape,
+                                                      eqn.params["padding_config"])
     if all(x_shape):
-        part = x.slice(tuple(x_start), (1,) * x.ndim, tuple(x_shape))
-        L.copy(part, dest.slice(tuple(d_start), tuple(d_step), tuple(x_shape)), fresh=False)
+        part = x.slice(x_start, (1,) * x.ndim, x_shape)
+        L.copy(part, dest.slice(d_start, d_step, x_shape), fresh=False)
 
 
 @rule("concatenate")
