@@ -291,6 +291,7 @@ class ReverseMode:
         """The backward loop's body, with the names its replay of an iteration writes renamed
         fresh: the forward values under the original names stay as the forward section left
         them, so the function stays in SSA form and can be differentiated again."""
+        replay = _live_statements(replay, ir.block_reads(adjoint))
         mapping = {n: ir.Var(self.names.fresh(n)) for n in sorted(ir.block_writes(replay))}
         return [substitute_atoms(x, mapping) for x in replay + adjoint]
 
@@ -512,6 +513,19 @@ def _array_results(fn: ir.Function) -> set[str]:
                     rules.elementwise or rules.rearranging):
                 out.add(s.targets[0])
     return out
+
+
+def _live_statements(body: list[ir.Stmt], live: set[str]) -> list[ir.Stmt]:
+    """`body` without the statements whose names nothing after them reads (`live`: what
+    the code after `body` reads). A replay recomputes only what its adjoint needs."""
+    kept: list[ir.Stmt] = []
+    live = set(live)
+    for s in reversed(body):
+        if isinstance(s, (ir.Assign, ir.If, ir.For, ir.While)) and not ir.stmt_writes(s) & live:
+            continue
+        kept.append(s)
+        live |= ir.stmt_reads(s)
+    return kept[::-1]
 
 
 def _unpack(names: list[str], record: ir.Var, origin) -> ir.Assign:
