@@ -181,14 +181,15 @@ class Interpreter:
         for n in outs:
             then_env.setdefault(n, None)
             else_env.setdefault(n, None)
-        static, staged = values.split_outputs(outs, then_env, else_env)
-        env.update(static)
-        avals = [values.join_avals(n, then_env[n], else_env[n]) for n in staged]
-        self.finish_region(then_block, [then_env[n] for n in staged], avals)
-        self.finish_region(else_block, [else_env[n] for n in staged], avals)
-        results = self.builder.emit(cond_p, [self.builder.atom(pred)], avals, {},
-                                    [then_block, else_block])
-        env.update(zip(staged, results))
+        merges = values.merge_outputs(outs, then_env, else_env)
+        chosen = [(m, i) for m in merges for i in m.chosen()]
+        avals = [values.join_avals(m.name, m.then_leaves[i], m.else_leaves[i])
+                 for m, i in chosen]
+        self.finish_region(then_block, [m.then_leaves[i] for m, i in chosen], avals)
+        self.finish_region(else_block, [m.else_leaves[i] for m, i in chosen], avals)
+        results = iter(self.builder.emit(cond_p, [self.builder.atom(pred)], avals, {},
+                                         [then_block, else_block]))
+        env.update((m.name, m.rebuild(results)) for m in merges)
 
     def region(self, body: list[ir.Stmt], env: dict, params: list | None = None) -> Block:
         """Interpret `body` into a new block (with `params` bound in env by the caller)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import string
 import types
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -13,6 +15,7 @@ from redraft.runtime import dtypes
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.errors import RedraftError, TracerBoolConversionError
+from redraft.runtime.pytree import tree_flatten, tree_unflatten
 from redraft.runtime.staged import StagedBuf
 
 
@@ -70,44 +73,66 @@ def join_avals(name: str, a, b) -> ShapedArray:
     return ShapedArray(ta.shape, dtype, weak)
 
 
-def split_outputs(names: list[str], then_env: dict, else_env: dict):
-    """({name: value} equal on both paths, [names whose values must be chosen at run time])."""
-    static, staged = {}, []
-    for n in names:
-        a, b = then_env[n], else_env[n]
-        if not isinstance(a, Array) and not isinstance(b, Array):
-            if a is b or (_simple(a) and _simple(b) and type(a) is type(b) and a == b):
-                static[n] = a
-                continue
-            if a is None or b is None:
-                defined = b if a is None else a
-                if _holds_no_array(defined):  # a range, a function, set on one path only:
-                    static[n] = defined       # only that path can read it, so it is known
-                elif _number(defined) or defined is None:
-                    staged.append(n)  # e.g. a return value set on one path only
-                # else a tuple or dict of arrays set on one path only: no one value can
-                # hold it after the branch, and a read there is the user's NameError
-                continue
-            if not (_number(a) and _number(b)):
-                raise Unstageable(f"`{user_name(n)}` is given different Python values "
-                                  f"({a!r:.40} and "
-                                  f"{b!r:.40}) by the two branches of an `if` on a run-time "
-                                  "value")
-        staged.append(n)
-    return static, staged
+@dataclass
+class BranchMerge:
+    """How one name's values on the two paths of an `if` on a run-time value become one value
+    after it. The values are flattened to pytree leaves; each leaf is either known at staging
+    time (the same Python value on both paths, or a Python value set on the only path that can
+    read it) or chosen at run time (an array or number: a result of the staged branch)."""
+    name: str
+    treedef: Any
+    known: list  # per leaf: its value, or CHOSEN
+    then_leaves: list
+    else_leaves: list
+
+    def chosen(self) -> list[int]:
+        return [i for i, k in enumerate(self.known) if k is CHOSEN]
+
+    def rebuild(self, results: Iterator) -> Any:
+        """The name's value after the branch, taking chosen leaves from `results` in order."""
+        leaves = [next(results) if k is CHOSEN else k for k in self.known]
+        return tree_unflatten(self.treedef, leaves)
 
 
-def _holds_no_array(v) -> bool:
-    """A Python value with no number or array inside (a range, a function, a string)."""
-    from redraft.runtime.pytree import tree_leaves
-    if v is None or _number(v):
-        return False
-    try:
-        leaves = tree_leaves(v)
-    except Exception:
-        return False
-    return all(not _number(leaf) and not isinstance(leaf, np.ndarray) for leaf in leaves
-               if leaf is not v) and not isinstance(v, (tuple, list, dict))
+CHOSEN = object()  # a leaf whose value the staged branch chooses at run time
+
+
+def merge_outputs(names: list[str], then_env: dict, else_env: dict) -> list[BranchMerge]:
+    """A BranchMerge for each name an `if` on a run-time value writes. A name set on one path
+    only holds None on the other, a placeholder: generated code reads such a name only under
+    the same condition (a tape, a branch's temporary), so its Python leaves are known from the
+    path that sets it and its array leaves are zeros on the path that does not."""
+    return [_merge(n, then_env[n], else_env[n]) for n in names]
+
+
+def _merge(name: str, a, b) -> BranchMerge:
+    if a is b:
+        leaves, treedef = tree_flatten(a)
+        return BranchMerge(name, treedef, list(leaves), leaves, leaves)
+    if a is None or b is None:
+        defined = b if a is None else a
+        leaves, treedef = tree_flatten(defined)
+        holes = [None] * len(leaves)
+        known = [CHOSEN if isinstance(v, Array) else v for v in leaves]
+        then_leaves, else_leaves = (holes, leaves) if a is None else (leaves, holes)
+        return BranchMerge(name, treedef, known, then_leaves, else_leaves)
+    a_leaves, a_def = tree_flatten(a)
+    b_leaves, b_def = tree_flatten(b)
+    if a_def != b_def:
+        raise Unstageable(f"`{user_name(name)}` is given values of different structure "
+                          f"({a!r:.40} and {b!r:.40}) by the two branches of an `if` on a "
+                          "run-time value")
+    return BranchMerge(name, a_def, [_merge_leaf(name, x, y) for x, y in zip(a_leaves, b_leaves)],
+                       a_leaves, b_leaves)
+
+
+def _merge_leaf(name: str, a, b):
+    if a is b or (_simple(a) and _simple(b) and type(a) is type(b) and a == b):
+        return a  # Python leaves (never arrays: comparing those would stage an `eq`)
+    if _number(a) and _number(b):
+        return CHOSEN
+    raise Unstageable(f"`{user_name(name)}` is given different Python values ({a!r:.40} and "
+                      f"{b!r:.40}) by the two branches of an `if` on a run-time value")
 
 
 def _simple(v) -> bool:

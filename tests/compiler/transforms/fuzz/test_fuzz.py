@@ -19,15 +19,10 @@ import programs as progs
 import properties as props
 
 # construct switched off (programs.Features field) -> the regression test of the bug it hits
-KNOWN_OPEN_CONSTRUCTS = {
-    "python_if_in_value_if": "test_regressions.py::test_jit_python_if_inside_value_if",
-}
+KNOWN_OPEN_CONSTRUCTS: dict[str, str] = {}
 # property left out -> the regression test of the bug that breaks it on every program
 KNOWN_OPEN_PROPERTIES = {
     "hvp_gjvp": "test_regressions.py::test_grad_of_a_function_calling_jvp",
-    # jit staging meets Python tuples/lists/ranges as values in many places (see the
-    # test_jit_* regressions); the remaining programs still raise it too often to keep
-    "jit": "test_regressions.py::test_jit_index_tuple_in_value_branch",
 }
 
 SUITE_FEATURES = dataclasses.replace(progs.FULL, **{k: False for k in KNOWN_OPEN_CONSTRUCTS})

@@ -82,8 +82,6 @@ def test_vmap_grad_loses_loop_update_in_branch():
     holds("vmap", LOOP_IN_BRANCH)
 
 
-@xfail("jit: a `for` loop inside an `if` on a value: staging the branch merge sees the "
-       "loop's range object ('`value` holds a range, not an array')")
 def test_jit_loop_in_value_branch():
     holds("jit", LOOP_IN_BRANCH)
 
@@ -98,9 +96,6 @@ def f(x, w):
 ''')
 
 
-@xfail("jit: a Python list bound inside an `if` on a value (the argument list of "
-       "jnp.concatenate, an ANF temporary) is merged as a branch output: "
-       "ConcretizationTypeError")
 def test_jit_concatenate_list_in_value_branch():
     holds("jit", '''\
 def f(x, w):
@@ -122,8 +117,6 @@ def f(x, w):
 ''')
 
 
-@xfail("jit: an `if` on a Python value inside an `if` on a value: staging reads an ANF "
-       "temporary (the axis -1) of the untaken static branch: NameError 't6'")
 def test_jit_python_if_inside_value_if():
     holds("jit", '''\
 def f(x, w):
