@@ -57,9 +57,6 @@ def test_a_loop_in_a_branch_keeps_its_updates():
     every_transform(loop_in_branch, loop_in_branch_np, X, BATCH, jit_grad=False)
 
 
-@pytest.mark.xfail(strict=True, reason="jit of a reverse pass whose loop tape is pushed "
-                   "inside an `if` on a run-time value: staging cannot carry the tape "
-                   "out of the branch (reverse-mode tapes, not Core)")
 def test_jit_of_grad_of_a_loop_in_a_branch_on_a_value():
     close(redraft.jit(redraft.grad(loop_in_branch))(X), fd_grad(loop_in_branch_np, X),
           rtol=1e-4, atol=1e-4)
