@@ -162,7 +162,8 @@ class FunctionLowering:
             self.views[p.id] = view
         for eqn in block.eqns:
             self.lower_eqn(eqn)
-            self.release_dead(self.live.end.get(id(eqn), self.position))
+            if id(eqn) in self.live.end:  # not inside a fused region lowered eqn by eqn:
+                self.release_dead(self.live.end[id(eqn)])  # its operands live to its end
 
     def lower_eqn(self, eqn: Eqn) -> None:
         rule = LOWERINGS.get(eqn.prim.name)

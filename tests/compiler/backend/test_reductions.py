@@ -132,3 +132,15 @@ def test_short_rows(shape):
     x = sample(shape, np.float32, seed=6)
     r = sample(shape[1:], np.float32, seed=7)
     check(f, x, r, rtol=1e-5, atol=1e-4)
+
+
+def _sign_product(d):
+    return jnp.prod(d / jnp.where(d == 0, 1.0, d + 10.0), -1)
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 4), (8, 4, 4), (2, 16, 3)], ids=str)
+def test_a_region_lowered_equation_by_equation_keeps_its_operand_alive(shape):
+    """A fused region the backend lowers one equation at a time reads its operand after the
+    region's first equation; the operand's buffer must not be handed to the second one (jit
+    gave all ones here: the product of a clobbered row)."""
+    check(lambda x: _sign_product(jnp.sum(x, -1)), sample(shape, np.float32), rtol=1e-5)
