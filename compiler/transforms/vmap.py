@@ -57,11 +57,10 @@ class Batching:
     """One function's batching: the types of its names, then the rewritten body."""
 
     def __init__(self, fn: ir.Function, in_types: tuple):
-        from redraft.compiler.transforms.vmap_aliases import fold_module_aliases
         if len(in_types) != len(fn.params):
             raise TransformError(f"vmap of {fn.name}: {len(in_types)} batch types for "
                                  f"{len(fn.params)} parameters")
-        self.fn = fold_module_aliases(fn)
+        self.fn = fn
         self.in_types = in_types
         self.names = Names(self.fn)
         self.size = self.names.fresh("axis_size")

@@ -44,27 +44,3 @@ from redraft.numpy.methods import install_methods as _install_methods
 import sys as _sys
 
 _install_methods(_sys.modules[__name__])
-
-
-def _register_library_batching() -> None:
-    """Batching entries for the functions written here on other redraft.numpy functions:
-    vmap reads their source (or loops over examples where Core cannot say them); the set
-    operations whose result size depends on the values cannot be batched."""
-    from redraft.compiler.transforms.batch_rules.misc import register_module
-    from redraft.compiler.transforms.batching import defnotbatchable
-    from redraft.numpy import (array_api_aliases, array_misc, dtype_queries, functional,
-                               index_tricks, nan_reductions, polynomials, sets, statistics,
-                               windows)
-    for fn in (sets.intersect1d, sets.setdiff1d, sets.setxor1d):
-        defnotbatchable(fn, "its result's size depends on the values of each example")
-    for fn in (array_misc.get_printoptions, array_misc.set_printoptions,
-               array_misc.printoptions):
-        defnotbatchable(fn, "configures how arrays print; it takes no arrays")
-    for fn in (array_misc.compress, array_misc.extract):
-        defnotbatchable(fn, "its result's size depends on the values of each example")
-    for module in (array_api_aliases, array_misc, dtype_queries, functional, index_tricks,
-                   nan_reductions, polynomials, sets, statistics, windows):
-        register_module(module)
-
-
-_register_library_batching()
