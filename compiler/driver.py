@@ -15,7 +15,6 @@ from redraft.compiler.backend import host_runner
 from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
-from redraft.compiler.ir.verify import verify
 from redraft.compiler.staging.interpreter import Interpreter
 from redraft.compiler.transforms.common import core_of
 from redraft.runtime.array import Array, wrap_host
@@ -110,8 +109,7 @@ def compile_function(fun: Callable, args: tuple, static: set[int]) -> Compiled:
     from redraft.compiler.ir.passes import run_pipeline
     _warm_up_backend()
     ir_fn, out_treedef = stage(fun, args, static)
-    verify(ir_fn)
-    ir_fn = run_pipeline(ir_fn)
+    ir_fn = run_pipeline(ir_fn)  # its first pass verifies what staging made
     runner, backend = host_runner(ir_fn)
     out_weak = tuple(r.aval.weak_type for r in ir_fn.results)
     return Compiled(ir_fn, out_treedef, out_weak, runner, backend)
@@ -186,8 +184,7 @@ def compile_for_device(fun: Callable, args: tuple, static: set[int], device):
     from redraft.compiler.backend.nvvm.device import DeviceCompiled
     from redraft.compiler.ir.passes import run_pipeline
     ir_fn, out_treedef = stage(fun, args, static)
-    verify(ir_fn)
-    ir_fn = run_pipeline(ir_fn)
+    ir_fn = run_pipeline(ir_fn)  # its first pass verifies what staging made
     return DeviceCompiled(ir_fn, out_treedef, device, lambda: host_runner(ir_fn)[0])
 
 
