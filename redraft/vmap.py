@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from redraft.compiler.transforms import batch_rules  # noqa: F401  (registers every rule)
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import callees
 from redraft.compiler.transforms.common import core_of

@@ -23,7 +23,6 @@ import re
 
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.ssa import to_ssa
-from redraft.compiler.transforms import batch_rules  # noqa  (registers every rule)
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.common import Names, TransformError, where
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref

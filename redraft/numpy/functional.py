@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "piecewise", "fromfunction"]

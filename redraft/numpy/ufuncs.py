@@ -266,11 +266,20 @@ def divmod(x, y, /) -> tuple[Array, Array]:  # noqa: A001
     return floor_divide(x, y), remainder(x, y)
 
 
+# where(condition) is nonzero(condition); nonzero lives in searching.py, which is written on
+# this module, so searching installs it here at import instead of this module importing it.
+_ONE_ARGUMENT_WHERE: dict = {}
+
+
+def _install_one_argument_where(nonzero) -> None:
+    """Called by searching.py: the function where(condition) returns the value of."""
+    _ONE_ARGUMENT_WHERE["nonzero"] = nonzero
+
+
 def where(condition, x=None, y=None, /) -> Array:
     """Elementwise choice between x (where condition) and y; one-argument form is nonzero."""
     if x is None and y is None:
-        from redraft.numpy.searching import nonzero
-        return nonzero(condition)
+        return _ONE_ARGUMENT_WHERE["nonzero"](condition)
     if x is None or y is None:
         raise ValueError("where takes either one or three arguments")
     cond = cast(as_array(condition), dtypes.bool_)
