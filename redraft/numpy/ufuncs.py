@@ -214,6 +214,17 @@ def bitwise_not(x, /) -> Array:
 invert = bitwise_not
 
 
+def bitwise_count(x, /) -> Array:
+    """The number of 1 bits in the absolute value of each element, as uint8 (NumPy 2's
+    bitwise_count; lax.population_count counts a negative number's two's complement)."""
+    x = as_array(x)
+    if x.dtype == dtypes.bool_:
+        x = cast(x, np.dtype(np.uint8))
+    if x.dtype.kind == "i":
+        x = absolute(x)
+    return cast(bind(ew.population_count_p, x), np.dtype(np.uint8))
+
+
 def _logical(prim, name):
     def fn(x, y, /) -> Array:
         return bind(prim, cast(as_array(x), dtypes.bool_), cast(as_array(y), dtypes.bool_))
