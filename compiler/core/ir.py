@@ -141,6 +141,16 @@ class Return:
 Stmt = Union[Assign, ExprStmt, If, For, While, Return]
 
 
+@dataclass(frozen=True)
+class FunctionMeta:
+    """Where a Core function came from: the user's function the frontend read, and the
+    transform that made it (with vmap's batch types). Frozen: a copied Function shares it."""
+    source_fn: Any = None
+    transform: str | None = None  # "jvp", "vjp", "grad", "vmap", "jacfwd", "jacrev", ...
+    in_types: tuple | None = None  # vmap: the parameters' batch types
+    out_type: Any = None  # vmap: the result's batch type
+
+
 @dataclass
 class Function:
     """A Core function: parameters, a body ending in one Return, and where it came from."""
@@ -151,7 +161,11 @@ class Function:
     filename: str = "<core>"
     firstline: int = 1
     doc: str | None = None
-    meta: dict = field(default_factory=dict)
+    meta: FunctionMeta = field(default_factory=FunctionMeta)
+
+    def __post_init__(self):
+        if isinstance(self.meta, dict):  # {"transform": "jvp"}: its fields by name
+            self.meta = FunctionMeta(**self.meta)
 
 
 # ---- walking ------------------------------------------------------------------------------

@@ -231,7 +231,7 @@ def bind_defaults(fn: ir.Function, n_args: int) -> ir.Function:
         binds.append(ir.Assign((p,), atom, origin))
     return ir.Function(fn.name, fn.params[:n_args], binds + list(fn.body),
                        fn.defaults[:n_args - first_default], fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def positional_args(call: ir.Call, origin) -> tuple[ir.Atom, ...]:

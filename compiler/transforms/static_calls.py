@@ -34,7 +34,7 @@ def fold_static_calls(fn: ir.Function) -> ir.Function:
         return fn
     body = [_resolve(s, made) for s in fn.body]
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def _made_functions(fn: ir.Function, constants: dict) -> dict[str, object]:

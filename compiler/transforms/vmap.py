@@ -42,8 +42,7 @@ def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> 
     batching = Batching(fn, tuple(in_types))
     out = batching.run(name or f"{fn.name}_batched")
     out = to_ssa(out, coalesce=False)
-    out.meta.update({"transform": "vmap", "in_types": tuple(in_types),
-                     "out_type": batching.result})
+    out.meta = ir.FunctionMeta(out.meta.source_fn, "vmap", tuple(in_types), batching.result)
     return out
 
 

@@ -274,5 +274,5 @@ def example_loop_function(fn, core: ir.Function, types: tuple) -> ir.Function:
     out = ir.Function(f"{core.name}_batched", core.params + (ctx.size,), body, (),
                       core.filename, core.firstline, None, {})
     out = to_ssa(out, coalesce=False)
-    out.meta.update({"transform": "vmap", "in_types": types, "out_type": bt.TREE})
+    out.meta = ir.FunctionMeta(out.meta.source_fn, "vmap", tuple(types), bt.TREE)
     return out
