@@ -27,8 +27,7 @@ def fold_static_calls(fn: ir.Function) -> ir.Function:
     """`fn` with calls of constructed function values resolved (see the module docstring)."""
     if not STATIC_CONSTRUCTORS:
         return fn
-    from redraft.compiler.transforms.vmap import constant_names
-    constants = constant_names(fn)
+    constants = ir.constant_names(fn)
     made = _made_functions(fn, constants)
     if not made:
         return fn

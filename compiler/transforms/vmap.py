@@ -63,7 +63,7 @@ class Batching:
         self.names = Names(self.fn)
         self.size = self.names.fresh("axis_size")
         self.types: dict[str, bt.BType] = dict(zip(self.fn.params, in_types))
-        self.constants = constant_names(self.fn)
+        self.constants = ir.constant_names(self.fn)
         self.result: bt.BType = bt.U
         self.defined: set[str] = set()
         self.dry = True
@@ -340,29 +340,6 @@ class Batching:
             body.append(ir.Assign((w,), self.select(s.cond, ir.Var(w), ir.Var(saved[w]), t), o))
         body.extend(self.block(s.cond_body))
         out.append(ir.While(cond_body, ir.Var(running), body, o))
-
-
-def constant_names(fn: ir.Function) -> dict:
-    """{name: value} for names assigned once, from a constant or a tuple of constants
-    (normalize builds `x[i, 0]` and dict keys that way), so rules can read them."""
-    counts: dict[str, int] = {}
-    for s in ir.walk_stmts(fn.body):
-        for w in ir.stmt_writes(s):
-            counts[w] = counts.get(w, 0) + 1
-    out: dict = {}
-    for s in ir.walk_stmts(fn.body):
-        if not (isinstance(s, ir.Assign) and len(s.targets) == 1
-                and counts.get(s.targets[0]) == 1 and s.targets[0] not in fn.params):
-            continue
-        e = s.expr
-        if isinstance(e, ir.Const):
-            out[s.targets[0]] = e.value
-        elif isinstance(e, ir.Tuple) and all(
-                isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name in out)
-                for a in e.items):
-            out[s.targets[0]] = tuple(a.value if isinstance(a, ir.Const) else out[a.name]
-                                      for a in e.items)
-    return out
 
 
 def unpack_types(t: bt.BType, n: int, origin) -> tuple:
