@@ -400,6 +400,6 @@ LAX_FUNCTIONS = {p.name: _lax_fn(p) for p in (
     neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, not_p, population_count_p, clz_p,
     exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p,
     acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p,
-    erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p, conj_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p,
-    atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
-    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p)}
+    erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p, conj_p, add_p, sub_p, mul_p,
+    div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p,
+    shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p)}

@@ -8,10 +8,11 @@ operation lives as long as the process, so an entry can never outlive its key.
 
 `TRANSFORM_CACHE` holds what reading a function costs, by kind: its Core for staging
 ("staging"), for vmap ("batch source"), a rule's inlined Core ("rule"), an operation's
-signature ("signature"). Its lifetime is the function's: an entry is dropped by a weak
-reference when the function is freed (a WeakKeyDictionary), so a later function can never
-see a freed one's entry. Objects that take no weak reference (builtins, ufuncs) live as long
-as the process anyway, and unhashable callables are found by identity; both are kept for good. `clear()` empties it (tests, a long session).
+signature ("signature"), a vmapped callee. Its lifetime is the function's: an entry is
+dropped by a weak reference when the function is freed (a WeakKeyDictionary), so a later
+function can never see a freed one's entry. Objects that take no weak reference (builtins,
+ufuncs) live as long as the process anyway, and unhashable callables are found by identity;
+both are kept for good. `clear()` empties it (tests, a long session).
 """
 from __future__ import annotations
 
