@@ -72,10 +72,12 @@ class Batching:
 
     # ---- types -------------------------------------------------------------------------------
     def _infer(self) -> None:
-        """Run the rewriting without keeping it until no name's type grows."""
-        used, derived = set(self.names.used), dict(self.names.derived)
-        last_temp = getattr(self.names, "last_temp", None)
+        """Batch-type inference: run the rules over the body, throwing their rewriting and
+        its names away (each round names from a scratch copy of the generator), until no
+        name's type grows."""
+        names = self.names
         for _ in range(_MAX_ROUNDS):
+            self.names = names.scratch()
             self.changed = False
             self.defined = set(self.fn.params)
             self.block(self.fn.body)
@@ -84,9 +86,7 @@ class Batching:
         else:
             raise TransformError(f"{self.fn.filename}:{self.fn.firstline}: vmap: the batch "
                                  f"types of {self.fn.name} do not settle")
-        self.names.used, self.names.derived = used, derived
-        if hasattr(self.names, "last_temp"):
-            self.names.last_temp = last_temp
+        self.names = names
         self.dry = False
 
     def type_of(self, a) -> bt.BType:
