@@ -11,13 +11,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from redraft.compiler.backend import host_runner
 from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
-from redraft.compiler.ir.verify import verify
 from redraft.compiler.staging.interpreter import Interpreter
 from redraft.compiler.transforms.common import core_of
 from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.eager import install_device_binder
 from redraft.runtime.pytree import PyTreeDef, tree_flatten, tree_unflatten
 
 
@@ -108,9 +109,8 @@ def compile_function(fun: Callable, args: tuple, static: set[int]) -> Compiled:
     from redraft.compiler.ir.passes import run_pipeline
     _warm_up_backend()
     ir_fn, out_treedef = stage(fun, args, static)
-    verify(ir_fn)
-    ir_fn = run_pipeline(ir_fn)
-    runner, backend = _backend(ir_fn)
+    ir_fn = run_pipeline(ir_fn)  # its first pass verifies what staging made
+    runner, backend = host_runner(ir_fn)
     out_weak = tuple(r.aval.weak_type for r in ir_fn.results)
     return Compiled(ir_fn, out_treedef, out_weak, runner, backend)
 
@@ -123,23 +123,6 @@ def _warm_up_backend() -> None:
         except ImportError:
             return
         warm_up()
-
-
-def _backend(ir_fn: Function) -> tuple[Callable, str]:
-    """The fastest backend that can run `ir_fn` (REDRAFT_BACKEND=interpret forces the
-    reference interpreter)."""
-    choice = os.environ.get("REDRAFT_BACKEND", "auto")
-    if choice != "interpret":
-        try:
-            from redraft.compiler.backend.llvm import compile_ir
-        except ImportError:
-            compile_ir = None
-        if compile_ir is not None:
-            runner = compile_ir(ir_fn)
-            if runner is not None:
-                return runner, "llvm"
-    from redraft.compiler.backend import interpret
-    return (lambda bufs: interpret.run(ir_fn, bufs)), "interpret"
 
 
 def placement(args: tuple, static: set[int], leaves: list, names: list[str] | None = None,
@@ -156,6 +139,15 @@ def placement(args: tuple, static: set[int], leaves: list, names: list[str] | No
         _incompatible(args, static, names, target)
     device = found.pop() if found else None
     return None if device is None or device.platform == "cpu" else device
+
+
+def _bind_on_device(prim, args: tuple, params: dict):
+    """An eager primitive with an operand on a GPU, run there (runtime/eager.py calls it)."""
+    from redraft.compiler.backend.nvvm.device import bind_on_device
+    return bind_on_device(prim, args, params, placement(args, set(), list(args)))
+
+
+install_device_binder(_bind_on_device)
 
 
 def _incompatible(args: tuple, static: set[int], names: list[str] | None, target) -> None:
@@ -192,9 +184,8 @@ def compile_for_device(fun: Callable, args: tuple, static: set[int], device):
     from redraft.compiler.backend.nvvm.device import DeviceCompiled
     from redraft.compiler.ir.passes import run_pipeline
     ir_fn, out_treedef = stage(fun, args, static)
-    verify(ir_fn)
-    ir_fn = run_pipeline(ir_fn)
-    return DeviceCompiled(ir_fn, out_treedef, device, lambda: _backend(ir_fn)[0])
+    ir_fn = run_pipeline(ir_fn)  # its first pass verifies what staging made
+    return DeviceCompiled(ir_fn, out_treedef, device, lambda: host_runner(ir_fn)[0])
 
 
 def log_compile(name: str, sig: Signature, reason: str) -> None:
@@ -207,7 +198,7 @@ def compile_cached(fun: Callable, args: tuple, static: set[int]) -> Compiled:
     function and signature (compiler/cache/), and saved there when it does not."""
     from redraft.compiler.cache import jit_cache
     key = jit_cache.cache_key(fun, signature_of(args, static)[0])
-    compiled = jit_cache.lookup(key) if key else None
+    compiled = jit_cache.lookup(key, Compiled) if key else None
     if compiled is None:
         compiled = compile_function(fun, args, static)
         if key:

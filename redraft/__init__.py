@@ -25,4 +25,4 @@ from redraft.processes import (block_until_ready, device_count, host_count,  # n
                                host_id, host_ids, local_device_count, local_devices,
                                process_count, process_index, process_indices)
 
-__version__ = "0.1.0"
+from redraft.version import __version__  # noqa: E402,F401

@@ -15,6 +15,7 @@ import numpy as np
 from typing import Any, Callable, Sequence
 
 from redraft.compiler import driver
+from redraft.compiler.staging.values import register_transparent
 from redraft.runtime.array import Array
 from redraft.runtime.errors import prefix_user_origin
 from redraft.runtime.pytree import tree_leaves
@@ -146,6 +147,9 @@ class Jitted:
     @property
     def cache_size(self) -> int:
         return len(self._cache) + len(self._device_cache)
+
+
+register_transparent(Jitted, lambda jitted: jitted.fun)
 
 
 class Lowered:

@@ -21,9 +21,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from redraft.compiler.transforms import batch_rules  # noqa: F401  (registers every rule)
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import callees
 from redraft.compiler.transforms.common import core_of
+from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE, closure_state
+from redraft.numpy.functional import install_vmap
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.pytree import tree_flatten, tree_unflatten
@@ -128,16 +131,10 @@ class Vmapped:
         return f"<vmap of {getattr(self._vmap_fun, '__name__', self._vmap_fun)!r}>"
 
 
-_CORES: dict = {}
-
-
 def _core_cached(fun: Callable):
-    """core_of(fun), read once per function (a vmap made on every call reuses it)."""
-    key = callees._identity_key(fun)
-    hit = _CORES.get(key)
-    if hit is None:
-        hit = _CORES[key] = (core_of(fun), fun)
-    return hit[0]
+    """core_of(fun), read once per function and closure state (a vmap made on every call
+    reuses it; a closure whose cells now hold other values is read again)."""
+    return TRANSFORM_CACHE.get(fun, ("core", closure_state(fun)), lambda: core_of(fun))
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: str | None = None,
@@ -360,20 +357,13 @@ def inconsistent_sizes(found: list, sizes: list, axis_size) -> str:
 
 # ---- the batched function ---------------------------------------------------------------------
 
-_CALLEES: dict = {}
-
-
 def batched_callee(fun: Callable, core_fn: Callable, types: tuple):
-    """(the loaded batched function, its result's batch type), cached."""
-    key = (callees._identity_key(fun), types)
-    hit = _CALLEES.get(key)
-    if hit is not None:
-        return hit[:2]
-    from redraft.compiler.transforms.vmap_calls import callee_result_type
-    out_type = callee_result_type(fun, core_fn(), types)
-    hit = (callees.vmap_of(fun, types).fn, out_type)
-    _CALLEES[key] = hit + (fun,)
-    return hit
+    """(the loaded batched function, its result's batch type), cached per closure state."""
+    def build():
+        from redraft.compiler.transforms.vmap_calls import callee_result_type
+        out_type = callee_result_type(fun, core_fn(), types)
+        return callees.vmap_of(fun, types).fn, out_type
+    return TRANSFORM_CACHE.get(fun, ("batched", types, closure_state(fun)), build)
 
 
 # ---- results out ------------------------------------------------------------------------------
@@ -468,4 +458,16 @@ def _register_constructors() -> None:
         defstatic_constructor(fn)
 
 
+def _register_transform_batching() -> None:
+    """Batching entries for the transform API called inside vmap (jvp, vjp, stop_gradient):
+    the rules live below the API, so the API hands its functions to them."""
+    from redraft import transforms
+    from redraft.compiler.transforms.batch_rules import transforms as transform_rules
+    transform_rules.register(transforms)
+
+
 _register_constructors()
+_register_transform_batching()
+
+
+install_vmap(vmap)

@@ -268,11 +268,21 @@ class _IndexUpdateRef:
         return _update(self.array, self.index, values, "max")
 
 
+# `x.at[i].op(v)` is built on redraft.numpy, the layer above the runtime. redraft.numpy
+# fills this at its import (see install_numpy_api), which any import of redraft runs before
+# an Array can exist, so the runtime never imports upward.
+_NUMPY_API: dict = {}
+
+
+def install_numpy_api(jnp, index_update) -> None:
+    """Called once by redraft.numpy: the namespace and the scatter `.at[]` updates use."""
+    _NUMPY_API["jnp"] = jnp
+    _NUMPY_API["index_update"] = index_update
+
+
 def _np_api():
-    import redraft.numpy as jnp
-    return jnp
+    return _NUMPY_API["jnp"]
 
 
 def _update(array: Array, index, values, mode: str) -> Array:
-    from redraft.numpy.indexing import index_update
-    return index_update(array, index, values, mode)
+    return _NUMPY_API["index_update"](array, index, values, mode)

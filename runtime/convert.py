@@ -50,3 +50,47 @@ def as_array(value) -> Array:
     if buf is value:
         buf = buf.copy()  # the caller may write to their NumPy array later
     return wrap_host(buf, False)
+
+
+def leaf_values(obj):
+    """Replace Arrays nested in lists/tuples by their buffers, for np.asarray."""
+    if isinstance(obj, Array):
+        return obj._buf
+    if isinstance(obj, (list, tuple)):
+        return [leaf_values(o) for o in obj]
+    return obj
+
+
+def _nested_dtype(obj) -> tuple[np.dtype, bool] | None:
+    """JAX's promoted type of the leaves of a nested list (weak only if every leaf is)."""
+    leaves = []
+
+    def walk(o):
+        if isinstance(o, (list, tuple)):
+            for item in o:
+                walk(item)
+        else:
+            leaves.append(as_array(o) if not isinstance(o, np.ndarray) else o)
+    walk(obj)
+    if not leaves:
+        return None
+    types = [(a.dtype, getattr(a, "_weak", False)) for a in leaves]
+    return dtypes.promote_types(*types)
+
+
+def new_array(object, dtype=None, ndmin: int = 0) -> Array:  # noqa: A002
+    """A new Array from an array-like (jnp.array, device_put): 64-bit inputs become 32-bit,
+    nested lists take JAX's promoted type of their leaves. Never weakly typed."""
+    if isinstance(object, Array) and dtype is None and ndmin <= object.ndim:
+        return wrap_host(object._buf, False) if object._weak else object
+    if dtype is None and isinstance(object, (list, tuple)):
+        promoted = _nested_dtype(object)
+        dtype = promoted[0] if promoted else dtypes.DEFAULT_FLOAT
+    if type(object) in (int, float, complex) and dtype is None:
+        dtype = dtypes.python_scalar_dtype(object)
+    buf = host_array(leaf_values(object), dtype)
+    if buf is object or (isinstance(object, np.ndarray) and np.shares_memory(buf, object)):
+        buf = buf.copy()
+    if buf.ndim < ndmin:
+        buf = buf.reshape((1,) * (ndmin - buf.ndim) + buf.shape)
+    return wrap_host(buf, False)

@@ -163,11 +163,18 @@ def bind(prim, *args: Array, **params):
     return wrap_host(out if type(out) is _ndarray else np.asarray(out), weak)
 
 
+# Running a primitive on a GPU operand compiles it, which the compiler (a layer above)
+# knows how to do; compiler/driver.py installs that here at import, before any call.
+_DEVICE_BINDER: dict = {}
+
+
+def install_device_binder(binder: Callable) -> None:
+    """Called by the driver: `binder(prim, args, params)` runs `prim` on the args' GPU."""
+    _DEVICE_BINDER["bind"] = binder
+
+
 def _bind_on_device(prim, args, params):
-    from redraft.compiler.backend.nvvm.device import bind_on_device
-    from redraft.compiler.driver import placement
-    args = tuple(args)
-    return bind_on_device(prim, args, params, placement(args, set(), list(args)))
+    return _DEVICE_BINDER["bind"](prim, tuple(args), params)
 
 
 def unary_binder(prim) -> Callable[[Array], Array]:

@@ -22,10 +22,23 @@ class UnexpectedTracerError(RedraftError):
     """A staged value escaped the function being compiled."""
 
 
+# The map from a generated file's lines to the user's lines lives with the loader that writes
+# those files (compiler/core/loader.py, a layer above); it installs its lookup here at import.
+# Before that no generated code exists, so there is nothing to look up.
+_ORIGIN_LOOKUP: dict = {}
+
+
+def install_origin_lookup(lookup) -> None:
+    """Called by the loader: `lookup(filename, lineno)` gives the user's (file, line)."""
+    _ORIGIN_LOOKUP["lookup"] = lookup
+
+
 def user_frames_note(exc: BaseException) -> str | None:
     """'raised at <user file>:<line>' for the innermost generated frame of `exc`'s traceback
     whose line is known to come from the user's code."""
-    from redraft.compiler.core.loader import user_origin
+    user_origin = _ORIGIN_LOOKUP.get("lookup")
+    if user_origin is None:
+        return None
     tb = exc.__traceback__
     found = None
     while tb is not None:

@@ -5,7 +5,7 @@ import numpy as np
 
 from redraft.runtime import device_buffer
 from redraft.runtime.array import Array, wrap_device, wrap_host
-from redraft.runtime.convert import as_array
+from redraft.runtime.convert import as_array, new_array
 from redraft.runtime.devices import Device, host_device
 
 
@@ -40,8 +40,7 @@ def _to_host(v) -> Array:
 
 
 def _to_array(v) -> Array:
-    from redraft.numpy.creation import array
-    return array(v) if not isinstance(v, (int, float, complex, bool)) else as_array(v)
+    return new_array(v) if not isinstance(v, (int, float, complex, bool)) else as_array(v)
 
 
 def device_get(x):

@@ -22,6 +22,8 @@ import types
 
 import numpy as np
 
+from redraft import version
+
 _LIBRARY_ROOTS = {"redraft", "numpy", "builtins"}
 
 
@@ -213,9 +215,8 @@ def _is_library(module: str | None) -> bool:
 def redraft_stamp() -> str:
     """redraft's version and the size and time of each of its source files (so that a
     changed compiler never loads code an older one made)."""
-    import redraft
-    digest = hashlib.sha256(redraft.__version__.encode())
-    roots = [pathlib.Path(redraft.__file__).parent]
+    digest = hashlib.sha256(version.__version__.encode())
+    roots = [pathlib.Path(version.__file__).parent]
     for sub in ("compiler", "runtime", "kernels"):
         mod = sys.modules.get(f"redraft.{sub}")
         if mod is not None and getattr(mod, "__path__", None):

@@ -20,6 +20,7 @@ import shutil
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from redraft.compiler.core.abstract import ShapedArray
@@ -68,24 +69,24 @@ class _Param:
     aval: ShapedArray
 
 
-def lookup(key: str):
-    """A driver.Compiled for `key` from disk, or None."""
+def lookup(key: str, make_compiled: Callable):
+    """What `make_compiled(ir, out_tree, out_weak, runner, backend)` (the driver's Compiled,
+    passed in since the driver sits above this cache) builds for `key` from disk, or None."""
     found = store.load(key)
     if found is None:
         return None
     library, meta = found
     try:
-        return _compiled(library, meta, key)
+        return _compiled(library, meta, key, make_compiled)
     except (OSError, AttributeError, KeyError, ValueError, TypeError):
         store.remove(key)
         return None
 
 
-def _compiled(library: pathlib.Path, meta: dict, key: str):
-    from redraft.compiler.driver import Compiled
+def _compiled(library: pathlib.Path, meta: dict, key: str, make_compiled: Callable):
     runner = LibraryRunner(_load_library(library, key, meta["needs_runtime"]), meta)
     params = [_Param(ShapedArray(tuple(s), np.dtype(d), w)) for s, d, w in meta["params"]]
-    return Compiled(CachedIR(meta["name"], params, key), tree_from_json(meta["out_tree"]),
+    return make_compiled(CachedIR(meta["name"], params, key), tree_from_json(meta["out_tree"]),
                     tuple(meta["out_weak"]), runner, "llvm")
 
 

@@ -141,6 +141,16 @@ class Return:
 Stmt = Union[Assign, ExprStmt, If, For, While, Return]
 
 
+@dataclass(frozen=True)
+class FunctionMeta:
+    """Where a Core function came from: the user's function the frontend read, and the
+    transform that made it (with vmap's batch types). Frozen: a copied Function shares it."""
+    source_fn: Any = None
+    transform: str | None = None  # "jvp", "vjp", "grad", "vmap", "jacfwd", "jacrev", ...
+    in_types: tuple | None = None  # vmap: the parameters' batch types
+    out_type: Any = None  # vmap: the result's batch type
+
+
 @dataclass
 class Function:
     """A Core function: parameters, a body ending in one Return, and where it came from."""
@@ -151,7 +161,11 @@ class Function:
     filename: str = "<core>"
     firstline: int = 1
     doc: str | None = None
-    meta: dict = field(default_factory=dict)
+    meta: FunctionMeta = field(default_factory=FunctionMeta)
+
+    def __post_init__(self):
+        if isinstance(self.meta, dict):  # {"transform": "jvp"}: its fields by name
+            self.meta = FunctionMeta(**self.meta)
 
 
 # ---- walking ------------------------------------------------------------------------------
@@ -344,3 +358,28 @@ def upward_exposed(body: list[Stmt], defined: set[str] | None = None) -> set[str
 
 def _cond_key(cond: Atom) -> str | None:
     return cond.name if isinstance(cond, Var) else None
+
+
+# ---- names bound to constants ------------------------------------------------------------
+
+def constant_names(fn: Function) -> dict:
+    """{name: value} for names assigned once, from a constant or a tuple of constants
+    (normalize builds `x[i, 0]` and dict keys that way), so rules can read them."""
+    counts: dict[str, int] = {}
+    for s in walk_stmts(fn.body):
+        for w in stmt_writes(s):
+            counts[w] = counts.get(w, 0) + 1
+    out: dict = {}
+    for s in walk_stmts(fn.body):
+        if not (isinstance(s, Assign) and len(s.targets) == 1
+                and counts.get(s.targets[0]) == 1 and s.targets[0] not in fn.params):
+            continue
+        e = s.expr
+        if isinstance(e, Const):
+            out[s.targets[0]] = e.value
+        elif isinstance(e, Tuple) and all(
+                isinstance(a, Const) or (isinstance(a, Var) and a.name in out)
+                for a in e.items):
+            out[s.targets[0]] = tuple(a.value if isinstance(a, Const) else out[a.name]
+                                      for a in e.items)
+    return out

@@ -13,6 +13,7 @@ import types
 
 from redraft.compiler.core import ir
 from redraft.compiler.core.printer import print_function
+from redraft.runtime.errors import install_origin_lookup
 
 # generated file path -> origin of each line (index 0 is line 1)
 LINE_ORIGINS: dict[str, list[ir.Origin | None]] = {}
@@ -100,3 +101,6 @@ def user_origin(filename: str, lineno: int) -> ir.Origin | None:
     if origins and 0 < lineno <= len(origins):
         return origins[lineno - 1]
     return None
+
+
+install_origin_lookup(user_origin)

@@ -215,7 +215,7 @@ def to_ssa(fn: ir.Function, coalesce: bool = True) -> ir.Function:
     env = {p: p for p in fn.params}
     body = _drop_dead_copies(r.block(fn.body, env))
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def _drop_dead_copies(body: list[ir.Stmt]) -> list[ir.Stmt]:

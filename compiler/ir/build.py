@@ -47,9 +47,20 @@ class Builder:
                         "stored in a global or a closure while compiling?)")
                 return buf.value
             arr = np.asarray(buf)
+            if _is_splat(arr):
+                return self._splat(arr, x._weak)
             return Literal(arr, ShapedArray(arr.shape, arr.dtype, x._weak))
         from redraft.runtime.convert import as_array
         return self.atom(as_array(x))
+
+    def _splat(self, arr: np.ndarray, weak: bool) -> Value:
+        """A constant that is one value repeated (grad's seed spread over a sum's operand,
+        then scaled): a scalar literal and a broadcast, not a literal of `arr.size` copies."""
+        from redraft.compiler.primitives.shape import broadcast_in_dim_p
+        scalar = wrap_host(np.array(arr.reshape(-1)[0], arr.dtype), weak)
+        out = self.stage(broadcast_in_dim_p, [scalar],
+                         {"shape": tuple(arr.shape), "broadcast_dimensions": ()})
+        return out._buf.value
 
     # ---- equations ---------------------------------------------------------------------------
     def stage(self, prim, args, params: dict):
@@ -84,3 +95,15 @@ class Builder:
         body = self.blocks[0]
         body.results = [self.atom(r) for r in results]
         return Function(self.name, body)
+
+
+def _is_splat(arr: np.ndarray) -> bool:
+    """Whether every element of `arr` (more than one) has the same bits as the first."""
+    if arr.size < 2:
+        return False
+    if not any(arr.strides):
+        return True  # a broadcast view of one value
+    if arr.itemsize not in (1, 2, 4, 8):
+        return bool((arr == arr.flat[0]).all())
+    bits = np.ascontiguousarray(arr).view(np.dtype(f"u{arr.itemsize}")).reshape(-1)
+    return bool(bits[0] == bits[-1] and (bits == bits[0]).all())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from redraft.compiler.core.abstract import abstract_eval_rules
 from redraft.compiler.ir.ssa import (CONTROL_PRIMITIVES, EFFECT_PRIMITIVES, Block, Function,
                                      Literal, Value, fused_p, walk_eqns)
+from redraft.compiler.primitives.reductions import FUSIBLE_REDUCTIONS
 
 
 class IRVerificationError(AssertionError):
@@ -73,8 +74,7 @@ def _check_types(eqn, where: str) -> None:
 
 # ---- fused loop nests (the contract in ssa.py) -----------------------------------------------
 
-_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
-               "reduce_or")
+_REDUCTIONS = frozenset(p.name for p in FUSIBLE_REDUCTIONS)
 
 
 def _check_fused(eqn, where: str) -> None:

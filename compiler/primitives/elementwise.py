@@ -29,6 +29,7 @@ NUMBER = ("iufc", "a numeric operand")
 SIGNED = ("ifc", "a signed numeric operand")
 REAL = ("iuf", "a real (non-complex) operand")
 INTEGRAL = ("biu", "a bool or integer operand")
+INTEGER = ("iu", "an integer operand")
 ANY = ("biufc", "an array")
 
 
@@ -72,6 +73,25 @@ def _binary(name: str, impl, accepts: tuple[str, str], result_dtype=None) -> Pri
 def _erf(x: np.ndarray) -> np.ndarray:
     """erf through Python's math.erf per element: exact, slow; compiled code is vectorised."""
     return np.asarray(_vectorised_math(math.erf, x))
+
+
+def _unsigned_bits(x: np.ndarray) -> np.ndarray:
+    """The two's-complement bits of an integer array, as the unsigned type of its width."""
+    return np.asarray(x).view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _population_count(x: np.ndarray) -> np.ndarray:
+    """The number of 1 bits of each element (of its two's complement, for a negative one)."""
+    return np.bitwise_count(_unsigned_bits(x)).astype(x.dtype)
+
+
+def _clz(x: np.ndarray) -> np.ndarray:
+    """The number of 0 bits above each element's highest 1 bit (its width for 0)."""
+    bits = _unsigned_bits(x)
+    length = np.zeros(bits.shape, np.int64)
+    for k in range(8 * x.dtype.itemsize):
+        length += (bits >> k) != 0
+    return (8 * x.dtype.itemsize - length).astype(x.dtype)
 
 
 def _erfc(x: np.ndarray) -> np.ndarray:
@@ -209,6 +229,8 @@ round_p = _unary("round", _round, REAL_FLOAT)
 is_finite_p = _unary("is_finite", np.isfinite, REAL_FLOAT, dtypes.bool_)
 abs_p = _unary("abs", np.abs, NUMBER)
 not_p = _unary("not", np.invert, INTEGRAL)
+population_count_p = _unary("population_count", _population_count, INTEGER)
+clz_p = _unary("clz", _clz, INTEGER)
 exp_p = _unary("exp", _quiet(np.exp), FLOATING)
 exp2_p = _unary("exp2", _quiet(np.exp2), FLOATING)
 log_p = _unary("log", _quiet(np.log), FLOATING)
@@ -375,9 +397,9 @@ def round(x, rounding_method: int = 0) -> Array:  # noqa: A001 - lax's name
 
 
 LAX_FUNCTIONS = {p.name: _lax_fn(p) for p in (
-    neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, not_p, exp_p, exp2_p, log_p, log1p_p,
-    expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p,
-    asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p, erfc_p, erf_inv_p, lgamma_p,
-    digamma_p, real_p, imag_p, conj_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p,
-    atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
-    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p)}
+    neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, not_p, population_count_p, clz_p,
+    exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p,
+    acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p,
+    erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p, conj_p, add_p, sub_p, mul_p,
+    div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p,
+    shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p)}

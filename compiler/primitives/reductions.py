@@ -60,6 +60,11 @@ reduce_min_p = _reduce("reduce_min", _reduce_min, "biuf", "a real operand")
 reduce_and_p = _reduce("reduce_and", lambda x, *, axes: np.all(x, axis=axes), "b")
 reduce_or_p = _reduce("reduce_or", lambda x, *, axes: np.any(x, axis=axes), "b")
 
+# The reductions a fused loop nest may end in: the one list the fusion pass, the verifier
+# and both backends read.
+FUSIBLE_REDUCTIONS = frozenset({reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p,
+                                reduce_and_p, reduce_or_p})
+
 
 def _arg(name: str, np_fn) -> Primitive:
     prim = Primitive(name, FAMILY, WeakRule.NEVER)

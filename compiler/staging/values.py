@@ -6,7 +6,7 @@ import re
 import string
 import types
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -208,25 +208,29 @@ class StagedString:
         return "".join(out), operands
 
 
-_CORES: dict[int, tuple] = {}
-
-
 def core_to_interpret(fn):
     """The Core of `fn` if staging should interpret it (the user's functions, generated
     ones, jitted ones), else None (library functions run as they are)."""
-    key = id(fn)
-    if key in _CORES and _CORES[key][0] is fn:
-        return _CORES[key][1]
-    core = _find_core(fn)
-    _CORES[key] = (fn, core)
-    return core
+    from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE
+    return TRANSFORM_CACHE.get(fn, "staging", lambda: _find_core(fn))
+
+
+# Wrapper types whose call staging reads as a call of the function inside (jit's Jitted):
+# the public API that defines them registers them here at import (register_transparent).
+_TRANSPARENT: dict[type, Callable] = {}
+
+
+def register_transparent(cls: type, inner: Callable) -> None:
+    """Staging interprets a call of a `cls` object as a call of `inner(obj)`."""
+    _TRANSPARENT[cls] = inner
 
 
 def _find_core(fn):
     from redraft.compiler.transforms.common import core_of
-    from redraft.jit import Jitted
-    if isinstance(fn, Jitted):
-        fn = fn.fun
+    for cls in type(fn).__mro__:
+        if cls in _TRANSPARENT:
+            fn = _TRANSPARENT[cls](fn)
+            break
     if hasattr(fn, "__redraft_transformable__") or hasattr(fn, "__redraft_core__"):
         return core_of(fn)
     if not isinstance(fn, types.FunctionType):

@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import redraft.numpy as jnp
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
-
-
-def _jnp():
-    import redraft.numpy as jnp
-    return jnp
 
 
 def zeros_like(x):
@@ -23,9 +19,9 @@ def zeros_like(x):
             return None
         if isinstance(v, (bool, int, float, complex)):
             return 0.0
-        a = _jnp().asarray(v)
+        a = jnp.asarray(v)
         dtype = a.dtype if a.dtype.kind in "fc" else np.float32
-        return _jnp().zeros(a.shape, dtype)
+        return jnp.zeros(a.shape, dtype)
     return tree_map(leaf, x)
 
 
@@ -38,7 +34,6 @@ def add(a, b):
 
 def unbroadcast(g, x):
     """Sum `g` down to the shape of `x` (undoing NumPy broadcasting in reverse mode)."""
-    jnp = _jnp()
     target = np.shape(x) if not isinstance(x, Array) else x.shape
     g = jnp.asarray(g)
     if g.shape == target:
@@ -54,7 +49,6 @@ def unbroadcast(g, x):
 
 def broadcast_like(t, ans):
     """`t` broadcast to the shape of `ans` (a tangent of a broadcasting operation)."""
-    jnp = _jnp()
     shape = ans.shape if isinstance(ans, Array) else np.shape(ans)
     t = jnp.asarray(t)
     return t if t.shape == shape else jnp.broadcast_to(t, shape)
@@ -62,7 +56,6 @@ def broadcast_like(t, ans):
 
 def unsum(g, x, axis=None, keepdims=False):
     """The cotangent of `sum(x, axis)`: g spread back over the summed axes of x."""
-    jnp = _jnp()
     shape = jnp.shape(x)
     g = jnp.asarray(g)
     if g.ndim == 0:
@@ -79,7 +72,6 @@ def unsum(g, x, axis=None, keepdims=False):
 
 def grad_seed(out):
     """1 shaped like the (scalar) output of a function differentiated with grad."""
-    jnp = _jnp()
     a = out if isinstance(out, Array) else jnp.asarray(out)
     if a.shape != ():
         raise TypeError(f"grad requires a scalar output, but the function returned shape "
@@ -103,13 +95,12 @@ _init_ones()
 
 
 def ones_like(x):
-    return tree_map(lambda v: _jnp().ones_like(v), x)
+    return tree_map(lambda v: jnp.ones_like(v), x)
 
 
 def basis(x, i: int):
     """The i-th standard basis element shaped like `x` (a row of the identity); for a
     pytree, element i of its leaves taken in order."""
-    jnp = _jnp()
     if _is_tree(x):
         leaves, treedef = tree_flatten(x)
         sizes = [size(v) for v in leaves]
@@ -127,7 +118,7 @@ def size(x) -> int:
     """The number of elements of `x` (of all its leaves, for a pytree)."""
     if _is_tree(x):
         return sum(size(v) for v in tree_flatten(x)[0])
-    return int(np.prod(_jnp().shape(x), dtype=np.int64))
+    return int(np.prod(jnp.shape(x), dtype=np.int64))
 
 
 def _is_tree(x) -> bool:
@@ -138,7 +129,6 @@ def _is_tree(x) -> bool:
 def stack_jacobian(rows: list, out, x, rows_first: bool = True):
     """Stack per-basis results into a Jacobian of shape out.shape + x.shape; for pytrees,
     a tree shaped like `out` whose leaves are trees shaped like `x` (as JAX's)."""
-    jnp = _jnp()
     if _is_tree(out) or _is_tree(x):
         return _stack_tree_jacobian(rows, out, x, rows_first)
     out_shape, x_shape = jnp.shape(out), jnp.shape(x)
@@ -176,7 +166,6 @@ def tape_from_items(items) -> tuple | None:
 
 def index_add(x, idx, g):
     """The cotangent of `x[idx]` for arrays and Python containers alike."""
-    jnp = _jnp()
     if isinstance(x, (tuple, list)):
         out = [zeros_like(v) for v in x]
         if isinstance(idx, slice):
@@ -230,7 +219,6 @@ def safe_div(g, d, zero=None):
         gb, db, weak = fast  # eager: one NumPy expression, no promotion
         with np.errstate(all="ignore"):
             return wrap_host(np.where(zero._buf, gb.dtype.type(0), gb / db), weak)
-    jnp = _jnp()
     return jnp.where(zero, 0.0, g / d)
 
 
@@ -243,14 +231,12 @@ def safe_mul(g, f, zero=None):
         gb, fb, weak = fast
         with np.errstate(all="ignore"):
             return wrap_host(np.where(zero._buf, gb.dtype.type(0), gb * fb), weak)
-    jnp = _jnp()
     return jnp.where(zero, 0.0, g * f)
 
 
 def zero_mask(mask, g):
     """`mask` (True where a cotangent is structurally zero) as a bool array of g's shape;
     None (no structural zeros) is all False."""
-    jnp = _jnp()
     if mask is None:
         return jnp.zeros(jnp.shape(g), dtype=bool)
     return jnp.broadcast_to(jnp.asarray(mask, dtype=bool), jnp.shape(g))
@@ -258,27 +244,23 @@ def zero_mask(mask, g):
 
 def zero_mask_or(a, b):
     """Structurally zero where either mask says so (a `where` inside a masked chain)."""
-    jnp = _jnp()
     return jnp.logical_or(a, b)
 
 
 def zero_mask_and(a, b):
     """The structural zeros of a sum of two cotangents: where both are."""
-    jnp = _jnp()
     return jnp.logical_and(a, b)
 
 
 def unbroadcast_zero_mask(mask, x):
     """The mask summed down to x's shape, as unbroadcast sums a cotangent: a position is
     structurally zero where every position summed into it is."""
-    jnp = _jnp()
     return unbroadcast(jnp.where(mask, 0.0, 1.0), x) == 0
 
 
 def zero_indicator(mask):
     """0.0 where `mask` marks a structural zero, 1.0 elsewhere: moved by a rearranging
     op's own reverse rule, it gives the mask of that op's argument (indicator_zero)."""
-    jnp = _jnp()
     return jnp.where(mask, 0.0, 1.0)
 
 
@@ -290,31 +272,26 @@ def indicator_zero(moved):
 def log1p_exp(x):
     """log1p(exp(x)), computed as written (the same value); its derivative rules use the
     stable sigmoid(x), where the chain of log1p's and exp's rules gives inf/inf."""
-    jnp = _jnp()
     return jnp.log1p(jnp.exp(x))
 
 
 def sigmoid(x):
     """1 / (1 + exp(-x)), without overflow at either end."""
-    jnp = _jnp()
     return 0.5 * (jnp.tanh(0.5 * x) + 1.0)
 
 
 def safe_log(x):
     """log(x) where x > 0, else 0: the y-derivative of x ** y at x = 0 is 0."""
-    jnp = _jnp()
     return jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)
 
 
 def pick_first(x, y, ties_first: bool):
     """1 where max(x, y) comes from x, 0 where from y, 0.5 at ties (as JAX)."""
-    jnp = _jnp()
     return jnp.where(x > y, 1.0, jnp.where(x == y, 0.5, 0.0))
 
 
 def inside(a, lo, hi):
     """1 where lo <= a <= hi (clip passes the gradient through), else 0."""
-    jnp = _jnp()
     mask = jnp.ones_like(jnp.asarray(a, float))
     if lo is not None:
         mask = jnp.where(a < lo, 0.0, mask)
@@ -325,7 +302,6 @@ def inside(a, lo, hi):
 
 def argext_mask(a, ans, axis=None, keepdims=False):
     """Where `a` attains its max/min `ans` along `axis`, shared equally among ties."""
-    jnp = _jnp()
     peak = ans if keepdims else unsum(ans, a, axis, False)
     hits = jnp.where(a == peak, 1.0, 0.0)
     count = jnp.sum(hits, axis=axis, keepdims=True)
@@ -334,7 +310,6 @@ def argext_mask(a, ans, axis=None, keepdims=False):
 
 def reverse_cumsum(g, a, axis=None):
     """The cotangent of cumsum: a cumulative sum from the end."""
-    jnp = _jnp()
     if axis is None:
         flipped = jnp.flip(jnp.ravel(g), 0)
         return jnp.reshape(jnp.flip(jnp.cumsum(flipped), 0), jnp.shape(a))
@@ -380,7 +355,6 @@ def _dot_dims(a, b):
 
 def dot_lhs_bar(g, a, b):
     """Cotangent of `a` in jnp.dot(a, b)."""
-    jnp = _jnp()
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * b, a)
     return dot_general_lhs_bar(jnp.asarray(g), a, jnp.asarray(b), _dot_dims(a, b))
@@ -388,7 +362,6 @@ def dot_lhs_bar(g, a, b):
 
 def dot_rhs_bar(g, a, b):
     """Cotangent of `b` in jnp.dot(a, b)."""
-    jnp = _jnp()
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * a, b)
     return dot_general_rhs_bar(jnp.asarray(g), jnp.asarray(a), b, _dot_dims(a, b))
@@ -396,7 +369,6 @@ def dot_rhs_bar(g, a, b):
 
 def matmul_lhs_bar(g, a, b):
     """Cotangent of `a` in a @ b (batch axes broadcast, 1-D operands promoted)."""
-    jnp = _jnp()
     a2, b2, g2 = _matmul_promote(g, a, b)
     out = jnp.matmul(g2, jnp.swapaxes(b2, -1, -2))
     if np.ndim(a) == 1:
@@ -406,7 +378,6 @@ def matmul_lhs_bar(g, a, b):
 
 def matmul_rhs_bar(g, a, b):
     """Cotangent of `b` in a @ b."""
-    jnp = _jnp()
     a2, b2, g2 = _matmul_promote(g, a, b)
     out = jnp.matmul(jnp.swapaxes(a2, -1, -2), g2)
     if np.ndim(b) == 1:
@@ -415,7 +386,6 @@ def matmul_rhs_bar(g, a, b):
 
 
 def _matmul_promote(g, a, b):
-    jnp = _jnp()
     a2 = jnp.expand_dims(a, 0) if np.ndim(a) == 1 else jnp.asarray(a)
     b2 = jnp.expand_dims(b, -1) if np.ndim(b) == 1 else jnp.asarray(b)
     g2 = jnp.asarray(g)
@@ -430,14 +400,12 @@ def _matmul_promote(g, a, b):
 
 def unstack(g, axis: int = 0) -> list:
     """The cotangent of jnp.stack(items, axis): one slice of g per item."""
-    jnp = _jnp()
     g = jnp.asarray(g)
     return [jnp.take(g, i, axis=axis) for i in range(g.shape[axis])]
 
 
 def split_like(g, arrays, axis: int = 0) -> list:
     """The cotangent of jnp.concatenate(arrays, axis): g cut at the arrays' sizes."""
-    jnp = _jnp()
     g = jnp.asarray(g)
     if axis is None:
         sizes = [int(np.size(a)) for a in arrays]
@@ -469,7 +437,6 @@ def shape_of(x) -> tuple:
 
 def untranspose(g, axes=None):
     """The cotangent of jnp.transpose(a, axes): the inverse permutation applied to g."""
-    jnp = _jnp()
     if axes is None:
         return jnp.transpose(g)
     inverse = [0] * len(axes)
@@ -479,7 +446,6 @@ def untranspose(g, axes=None):
 
 
 def take_bar(g, a, indices, axis=None):
-    jnp = _jnp()
     if axis is None:
         flat = zeros_like(jnp.ravel(a)).at[indices].add(g)
         return jnp.reshape(flat, jnp.shape(a))
@@ -490,7 +456,6 @@ def take_bar(g, a, indices, axis=None):
 def tangent_astype(t, dtype):
     """Tangents of a cast: cast along for inexact targets, none (zeros) for integer ones."""
     from redraft.runtime.dtypes import check_dtype_arg
-    jnp = _jnp()
     target = check_dtype_arg(dtype)
     if target.kind in "fc":
         return jnp.asarray(t).astype(target)
@@ -500,7 +465,6 @@ def tangent_astype(t, dtype):
 def cotangent_astype(g, x, dtype=None):
     """Cotangents flow back through a cast in x's (inexact) dtype; none flow through a
     cast to an integer or bool `dtype` (its result has no derivative)."""
-    jnp = _jnp()
     if dtype is not None:
         from redraft.runtime.dtypes import check_dtype_arg
         if check_dtype_arg(dtype).kind not in "fc":
@@ -515,7 +479,6 @@ def dict_values(d: dict, keys: tuple) -> tuple:
 
 def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:
     """The cotangent of stack_jacobian: ct cut back into one piece per row."""
-    jnp = _jnp()
     if _is_tree(out) or _is_tree(x):
         return _unstack_tree_jacobian(ct, rows, out, x, rows_first)
     n = len(rows)
@@ -533,7 +496,6 @@ def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:
 def sequence_like(items, like):
     """`items` (a list, tuple or array) as the kind of sequence `like` is: the cotangent of
     tuple(like) or list(like), whose rows are `like`'s elements."""
-    jnp = _jnp()
     if isinstance(like, (Array, np.ndarray)):
         return items if isinstance(items, Array) else jnp.stack(list(items))
     items = unstack(items, 0) if isinstance(items, Array) else list(items)
@@ -559,14 +521,13 @@ def sum_like(items, like):
 def _blocks(tree) -> tuple[list, object, list[tuple], list[int]]:
     """(leaves, treedef, leaf shapes, leaf offsets into the flattened elements)."""
     leaves, treedef = tree_flatten(tree)
-    shapes = [tuple(_jnp().shape(v)) for v in leaves]
+    shapes = [tuple(jnp.shape(v)) for v in leaves]
     offsets = list(np.cumsum([0] + [int(np.prod(sh, dtype=np.int64)) for sh in shapes]))
     return leaves, treedef, shapes, offsets
 
 
 def _stack_tree_jacobian(rows: list, out, x, rows_first: bool):
     """stack_jacobian for pytrees: one block per (output leaf, input leaf) pair."""
-    jnp = _jnp()
     _, out_def, out_shapes, out_at = _blocks(out)
     _, x_def, x_shapes, x_at = _blocks(x)
     pieces = [tree_flatten(r)[0] for r in rows]
@@ -587,7 +548,6 @@ def _stack_tree_jacobian(rows: list, out, x, rows_first: bool):
 
 def _unstack_tree_jacobian(ct, rows, out, x, rows_first: bool) -> list:
     """unstack_jacobian for pytrees: the blocks of `ct` cut back into rows."""
-    jnp = _jnp()
     _, _, out_shapes, out_at = _blocks(out)
     _, _, x_shapes, x_at = _blocks(x)
     leaves = tree_flatten(ct)[0]

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.registry import rules_for
+from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE, IdentityTable
 
 _MISSING = object()
 
@@ -39,45 +40,45 @@ class BatchEntry:
     returns: str = "array"  # for loops: "array" (jnp.stack) or "any" (vm.stack_examples)
 
 
-BATCH_RULES: dict[int, BatchEntry] = {}
+BATCH_RULES: IdentityTable = IdentityTable()  # op -> BatchEntry
 
 
 def defbatch(op: Callable, rule: Callable) -> None:
     """`rule(b: RuleCall) -> (expr, batch type)` batches calls of `op`."""
-    BATCH_RULES[id(op)] = BatchEntry(op, "rule", rule)
+    BATCH_RULES[op] = BatchEntry(op, "rule", rule)
 
 
 def defbatch_loop(op: Callable, reason: str, returns: str = "array") -> None:
     """`op` is batched by a loop over the examples; `reason` says why no vectorised rule."""
-    BATCH_RULES[id(op)] = BatchEntry(op, "loop", reason=reason, returns=returns)
+    BATCH_RULES[op] = BatchEntry(op, "loop", reason=reason, returns=returns)
 
 
 def defbatch_source(op: Callable) -> None:
     """`op` is plain Python over redraft.numpy: vmap transforms its source."""
-    BATCH_RULES[id(op)] = BatchEntry(op, "source")
+    BATCH_RULES[op] = BatchEntry(op, "source")
 
 
 def defnotbatchable(op: Callable, reason: str) -> None:
     """`op` cannot be batched (its result's shape depends on per-example values)."""
-    BATCH_RULES[id(op)] = BatchEntry(op, "unbatchable", reason=reason)
+    BATCH_RULES[op] = BatchEntry(op, "unbatchable", reason=reason)
 
 
 def batch_alias(op: Callable, same_as: Callable) -> None:
     """`op` batches exactly as `same_as` (operator.add and jnp.add)."""
-    BATCH_RULES[id(op)] = BATCH_RULES[id(same_as)]
+    BATCH_RULES[op] = BATCH_RULES[same_as]
 
 
 def batch_entry(op) -> BatchEntry | None:
     """The entry for `op`, or for the operation the AD registry says it is an alias of."""
     try:
-        entry = BATCH_RULES.get(id(op))
+        entry = BATCH_RULES.get(op)
     except TypeError:
         return None
     if entry is not None:
         return entry
     ad = rules_for(op)
     if ad is not None and ad.op is not op:
-        return BATCH_RULES.get(id(ad.op))
+        return BATCH_RULES.get(ad.op)
     return None
 
 
@@ -200,20 +201,17 @@ def static_value(a, constants: dict | None = None):
     raise NotStatic(a)
 
 
-_SIGNATURES: dict[int, Any] = {}
-
-
 def op_signature(op) -> inspect.Signature | None:
     """The operation's own signature (the AD registry's, for builtins that have none)."""
-    key = id(op)
-    if key not in _SIGNATURES:
-        try:
-            sig = inspect.signature(op)
-        except (TypeError, ValueError):
-            ad = rules_for(op)
-            sig = ad.signature if ad is not None and ad.op is op else None
-        _SIGNATURES[key] = (sig, op)
-    return _SIGNATURES[key][0]
+    return TRANSFORM_CACHE.get(op, "signature", lambda: _signature_of(op))
+
+
+def _signature_of(op) -> inspect.Signature | None:
+    try:
+        return inspect.signature(op)
+    except (TypeError, ValueError):
+        ad = rules_for(op)
+        return ad.signature if ad is not None and ad.op is op else None
 
 
 def bind_arguments(op, call: ir.Call) -> dict | None:

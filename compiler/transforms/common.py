@@ -2,6 +2,7 @@
 arguments to the operation's parameter names, peepholes, and the Core of any callable."""
 from __future__ import annotations
 
+import copy
 import inspect
 import operator
 
@@ -59,6 +60,13 @@ class Names:
         name = f"t{self.last_temp}"
         self.used.add(name)
         return name
+
+    def scratch(self) -> "Names":
+        """An independent generator in this one's state, for a trial run whose names are
+        thrown away (vmap's batch-type inference)."""
+        out = copy.copy(self)
+        out.used, out.derived = set(self.used), dict(self.derived)
+        return out
 
     def derived_name(self, var: str, suffix: str) -> str:
         """The one name of `var`'s tangent (suffix 'dot') or cotangent ('bar')."""
@@ -231,7 +239,7 @@ def bind_defaults(fn: ir.Function, n_args: int) -> ir.Function:
         binds.append(ir.Assign((p,), atom, origin))
     return ir.Function(fn.name, fn.params[:n_args], binds + list(fn.body),
                        fn.defaults[:n_args - first_default], fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def positional_args(call: ir.Call, origin) -> tuple[ir.Atom, ...]:

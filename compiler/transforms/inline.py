@@ -6,21 +6,20 @@ import operator
 from typing import Callable
 
 from redraft.compiler.core import ir
-
-_CORE_CACHE: dict[int, ir.Function] = {}
+from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE
 
 
 def rule_core(rule: Callable) -> ir.Function:
     """The Core of a rule function (lowered once, then cached)."""
-    key = id(rule)
-    if key not in _CORE_CACHE:
-        from redraft.compiler.frontend.normalize import lower_function
-        from redraft.compiler.frontend.ssa import to_ssa
-        core = to_ssa(lower_function(rule))
-        _plain_operators(core.body)
-        _CORE_CACHE[key] = core
-        _CORE_CACHE[key].meta["rule"] = rule  # keeps `rule` alive while its id is a key
-    return _CORE_CACHE[key]
+    return TRANSFORM_CACHE.get(rule, "rule", lambda: _lower_rule(rule))
+
+
+def _lower_rule(rule: Callable) -> ir.Function:
+    from redraft.compiler.frontend.normalize import lower_function
+    from redraft.compiler.frontend.ssa import to_ssa
+    core = to_ssa(lower_function(rule))
+    _plain_operators(core.body)
+    return core
 
 
 def _plain_operators(body: list[ir.Stmt]) -> None:

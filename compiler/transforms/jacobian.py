@@ -78,7 +78,7 @@ def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool) -> ir.F
     body.append(ir.Return(ir.Var(jac), b.origin))
     kind = "jacfwd" if forward else "jacrev"
     return ir.Function(f"{core.name}_{kind}", params, body, core.defaults, core.filename,
-                       core.firstline, None, {"transform": kind})
+                       core.firstline, None, ir.FunctionMeta(transform=kind))
 
 
 def _batched(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) -> list:

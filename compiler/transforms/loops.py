@@ -20,7 +20,7 @@ def index_active_loops(fn: ir.Function, active_params: set[str]) -> ir.Function:
     names = Names(fn)
     body = _block(fn.body, active, names)
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def _block(body: list[ir.Stmt], active: set[str], names: Names) -> list[ir.Stmt]:

@@ -19,6 +19,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
+from redraft.compiler.transforms.transform_cache import IdentityTable
+
 
 @dataclass
 class OpRules:
@@ -35,7 +37,7 @@ class OpRules:
     rearranging: bool = False  # see defrearranging
 
 
-RULES: dict[int, OpRules] = {}
+RULES: IdentityTable = IdentityTable()  # op -> OpRules
 
 
 def _signature(op) -> inspect.Signature | None:
@@ -46,10 +48,9 @@ def _signature(op) -> inspect.Signature | None:
 
 
 def _entry(op, signature=None) -> OpRules:
-    key = id(op)
-    if key not in RULES:
-        RULES[key] = OpRules(op, signature or _signature(op))
-    return RULES[key]
+    if op not in RULES:
+        RULES[op] = OpRules(op, signature or _signature(op))
+    return RULES[op]
 
 
 def _arg_names(op, rules: tuple, signature) -> list[str]:
@@ -116,7 +117,7 @@ def defrearranging(*ops: Callable) -> None:
 
 
 def rules_for(op) -> OpRules | None:
-    return RULES.get(id(op))
+    return RULES.get(op)
 
 
 def defjvp_joint(op: Callable, rule: Callable, argnames: tuple[str, ...]) -> None:
@@ -126,7 +127,7 @@ def defjvp_joint(op: Callable, rule: Callable, argnames: tuple[str, ...]) -> Non
 
 def alias(op: Callable, same_as: Callable) -> None:
     """`op` has exactly the rules (and parameter names) of `same_as` (operator.add = jnp.add)."""
-    RULES[id(op)] = _entry(same_as)
+    RULES[op] = _entry(same_as)
 
 
 def defstatic(op: Callable, *argnames: str) -> None:

@@ -28,7 +28,7 @@ def fuse_stable_forms(fn: ir.Function) -> ir.Function:
             reads[name] = reads.get(name, 0) + 1
     body = _block(fn.body, reads)
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def _reads_here(s: ir.Stmt) -> list[str]:

@@ -13,27 +13,27 @@ from __future__ import annotations
 from typing import Callable
 
 from redraft.compiler.core import ir
+from redraft.compiler.transforms.transform_cache import IdentityTable
 
-STATIC_CONSTRUCTORS: dict[int, Callable] = {}
+STATIC_CONSTRUCTORS: IdentityTable = IdentityTable()  # constructor -> itself
 
 
 def defstatic_constructor(fn: Callable) -> None:
     """`fn(constants...)` is pure and cheap: it may be called when the source is read."""
-    STATIC_CONSTRUCTORS[id(fn)] = fn
+    STATIC_CONSTRUCTORS[fn] = fn
 
 
 def fold_static_calls(fn: ir.Function) -> ir.Function:
     """`fn` with calls of constructed function values resolved (see the module docstring)."""
     if not STATIC_CONSTRUCTORS:
         return fn
-    from redraft.compiler.transforms.vmap import constant_names
-    constants = constant_names(fn)
+    constants = ir.constant_names(fn)
     made = _made_functions(fn, constants)
     if not made:
         return fn
     body = [_resolve(s, made) for s in fn.body]
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def _made_functions(fn: ir.Function, constants: dict) -> dict[str, object]:
@@ -44,7 +44,7 @@ def _made_functions(fn: ir.Function, constants: dict) -> dict[str, object]:
     made = {}
     for s in ir.walk_stmts(fn.body):
         if not (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Call)
-                and isinstance(s.expr.fn, ir.Ref) and id(s.expr.fn.value) in STATIC_CONSTRUCTORS
+                and isinstance(s.expr.fn, ir.Ref) and s.expr.fn.value in STATIC_CONSTRUCTORS
                 and counts.get(s.targets[0]) == 1 and s.expr.star_args is None):
             continue
         try:

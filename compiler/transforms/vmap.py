@@ -23,7 +23,6 @@ import re
 
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.ssa import to_ssa
-from redraft.compiler.transforms import batch_rules  # noqa  (registers every rule)
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.common import Names, TransformError, where
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
@@ -43,8 +42,7 @@ def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> 
     batching = Batching(fn, tuple(in_types))
     out = batching.run(name or f"{fn.name}_batched")
     out = to_ssa(out, coalesce=False)
-    out.meta.update({"transform": "vmap", "in_types": tuple(in_types),
-                     "out_type": batching.result})
+    out.meta = ir.FunctionMeta(out.meta.source_fn, "vmap", tuple(in_types), batching.result)
     return out
 
 
@@ -57,16 +55,15 @@ class Batching:
     """One function's batching: the types of its names, then the rewritten body."""
 
     def __init__(self, fn: ir.Function, in_types: tuple):
-        from redraft.compiler.transforms.vmap_aliases import fold_module_aliases
         if len(in_types) != len(fn.params):
             raise TransformError(f"vmap of {fn.name}: {len(in_types)} batch types for "
                                  f"{len(fn.params)} parameters")
-        self.fn = fold_module_aliases(fn)
+        self.fn = fn
         self.in_types = in_types
         self.names = Names(self.fn)
         self.size = self.names.fresh("axis_size")
         self.types: dict[str, bt.BType] = dict(zip(self.fn.params, in_types))
-        self.constants = constant_names(self.fn)
+        self.constants = ir.constant_names(self.fn)
         self.result: bt.BType = bt.U
         self.defined: set[str] = set()
         self.dry = True
@@ -75,10 +72,12 @@ class Batching:
 
     # ---- types -------------------------------------------------------------------------------
     def _infer(self) -> None:
-        """Run the rewriting without keeping it until no name's type grows."""
-        used, derived = set(self.names.used), dict(self.names.derived)
-        last_temp = getattr(self.names, "last_temp", None)
+        """Batch-type inference: run the rules over the body, throwing their rewriting and
+        its names away (each round names from a scratch copy of the generator), until no
+        name's type grows."""
+        names = self.names
         for _ in range(_MAX_ROUNDS):
+            self.names = names.scratch()
             self.changed = False
             self.defined = set(self.fn.params)
             self.block(self.fn.body)
@@ -87,9 +86,7 @@ class Batching:
         else:
             raise TransformError(f"{self.fn.filename}:{self.fn.firstline}: vmap: the batch "
                                  f"types of {self.fn.name} do not settle")
-        self.names.used, self.names.derived = used, derived
-        if hasattr(self.names, "last_temp"):
-            self.names.last_temp = last_temp
+        self.names = names
         self.dry = False
 
     def type_of(self, a) -> bt.BType:
@@ -343,29 +340,6 @@ class Batching:
             body.append(ir.Assign((w,), self.select(s.cond, ir.Var(w), ir.Var(saved[w]), t), o))
         body.extend(self.block(s.cond_body))
         out.append(ir.While(cond_body, ir.Var(running), body, o))
-
-
-def constant_names(fn: ir.Function) -> dict:
-    """{name: value} for names assigned once, from a constant or a tuple of constants
-    (normalize builds `x[i, 0]` and dict keys that way), so rules can read them."""
-    counts: dict[str, int] = {}
-    for s in ir.walk_stmts(fn.body):
-        for w in ir.stmt_writes(s):
-            counts[w] = counts.get(w, 0) + 1
-    out: dict = {}
-    for s in ir.walk_stmts(fn.body):
-        if not (isinstance(s, ir.Assign) and len(s.targets) == 1
-                and counts.get(s.targets[0]) == 1 and s.targets[0] not in fn.params):
-            continue
-        e = s.expr
-        if isinstance(e, ir.Const):
-            out[s.targets[0]] = e.value
-        elif isinstance(e, ir.Tuple) and all(
-                isinstance(a, ir.Const) or (isinstance(a, ir.Var) and a.name in out)
-                for a in e.items):
-            out[s.targets[0]] = tuple(a.value if isinstance(a, ir.Const) else out[a.name]
-                                      for a in e.items)
-    return out
 
 
 def unpack_types(t: bt.BType, n: int, origin) -> tuple:

@@ -15,6 +15,7 @@ from redraft.compiler.transforms.common import (
     is_transformable_callable,
     where,
 )
+from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
 RANGE = ir.Ref(range, "range")
@@ -76,8 +77,6 @@ def method_call(ctx, call: ir.Call, origin) -> tuple[ir.Expr, bt.BType]:
 
 # ---- the user's functions and helpers written in Python ---------------------------------------
 
-_SOURCE_CORES: dict = {}
-
 
 def batch_core_of(fn) -> ir.Function:
     """The Core vmap batches for `fn`: its own source for helpers marked `source` (which
@@ -86,11 +85,10 @@ def batch_core_of(fn) -> ir.Function:
     entry = batch_entry(fn)
     if entry is None or entry.kind != "source":
         return core_of(fn)
-    if id(fn) not in _SOURCE_CORES:
-        from redraft.compiler.frontend.normalize import lower_function
-        from redraft.compiler.frontend.ssa import to_ssa
-        _SOURCE_CORES[id(fn)] = (to_ssa(lower_function(fn), coalesce=False), fn)
-    return _SOURCE_CORES[id(fn)][0]
+    from redraft.compiler.frontend.normalize import lower_function
+    from redraft.compiler.frontend.ssa import to_ssa
+    return TRANSFORM_CACHE.get(fn, "batch source",
+                               lambda: to_ssa(lower_function(fn), coalesce=False))
 
 
 def user_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]:
@@ -276,5 +274,5 @@ def example_loop_function(fn, core: ir.Function, types: tuple) -> ir.Function:
     out = ir.Function(f"{core.name}_batched", core.params + (ctx.size,), body, (),
                       core.filename, core.firstline, None, {})
     out = to_ssa(out, coalesce=False)
-    out.meta.update({"transform": "vmap", "in_types": types, "out_type": bt.TREE})
+    out.meta = ir.FunctionMeta(out.meta.source_fn, "vmap", tuple(types), bt.TREE)
     return out

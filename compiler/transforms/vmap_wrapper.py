@@ -106,7 +106,7 @@ class WrapperBuilder:
         self.body.append(ir.Return(result, self.origin))
         return ir.Function(f"{self.core.name}_vmap", self.core.params, self.body,
                            self.core.defaults, self.core.filename, self.core.firstline, None,
-                           {"transform": "vmap"})
+                           ir.FunctionMeta(transform="vmap"))
 
     # ---- in ------------------------------------------------------------------------------------
     def mapped_leaves(self, a: ir.Atom, spec, path: str, out: list) -> None:

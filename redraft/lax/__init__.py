@@ -16,6 +16,16 @@ from redraft.compiler.primitives.shape import (broadcast, broadcast_in_dim,  # n
                                                dynamic_index_in_dim, dynamic_slice,
                                                dynamic_update_slice, expand_dims, iota, pad,
                                                reshape, rev, slice, squeeze, transpose)
+from redraft.compiler.primitives.conv import (ConvDimensionNumbers, conv,  # noqa: F401
+                                              conv_dimension_numbers, conv_general_dilated,
+                                              conv_transpose, conv_with_general_padding)
+from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa: F401
+                                                GatherScatterMode, ScatterDimensionNumbers,
+                                                gather, scatter, scatter_add, scatter_max,
+                                                scatter_min, scatter_mul)
+from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: F401,A004
+                                                 switch, while_loop)
+
 
 globals().update(_ELEMENTWISE)
 bitwise_not = _ELEMENTWISE["not"]
@@ -23,13 +33,5 @@ globals()["not_"] = bitwise_not
 bitwise_and, bitwise_or, bitwise_xor = (_ELEMENTWISE[n] for n in ("and", "or", "xor"))
 mul = _ELEMENTWISE["mul"]
 
+# every public name above (computed last, so that none is missed)
 __all__ = sorted(k for k in globals() if not k.startswith("_"))
-from redraft.compiler.primitives.conv import (ConvDimensionNumbers, conv,  # noqa: E402,F401
-                                              conv_dimension_numbers, conv_general_dilated,
-                                              conv_transpose, conv_with_general_padding)
-from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa: E402,F401
-                                                GatherScatterMode, ScatterDimensionNumbers,
-                                                gather, scatter, scatter_add, scatter_max,
-                                                scatter_min, scatter_mul)
-from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: E402,F401,A004
-                                                 switch, while_loop)

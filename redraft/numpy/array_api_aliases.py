@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "pow",

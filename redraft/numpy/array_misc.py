@@ -8,7 +8,7 @@ import numpy as np
 from numpy import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from numpy.exceptions import ComplexWarning  # noqa: F401
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["choose", "compress", "extract", "put", "put_along_axis", "fill_diagonal",
@@ -79,7 +79,7 @@ def put(a, ind, v, mode=None, *, inplace: bool = True) -> Array:
         ind = ind % flat.shape[0]
     elif mode == "clip":
         ind = jnp.clip(ind, 0, flat.shape[0] - 1)
-    values = jnp.resize(jnp.ravel(jnp.asarray(v)).astype(a.dtype), ind.shape)
+    values = resize(jnp.ravel(jnp.asarray(v)).astype(a.dtype), ind.shape)
     return flat.at[ind].set(values).reshape(a.shape)
 
 
@@ -115,7 +115,7 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True) -> Array:
     else:
         rows = cols = np.arange(n)
     idx = (jnp.asarray(rows),) + (jnp.asarray(cols),) * (a.ndim - 1)
-    values = jnp.resize(jnp.ravel(jnp.asarray(val)).astype(a.dtype), (len(rows),))
+    values = resize(jnp.ravel(jnp.asarray(val)).astype(a.dtype), (len(rows),))
     return a.at[idx].set(values)
 
 

@@ -7,49 +7,13 @@ from redraft.compiler.primitives import shape as lax_shape
 from redraft.runtime import dtypes
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array, host_array
-
-
-def _leaf_values(obj):
-    """Replace Arrays nested in lists/tuples by their buffers, for np.asarray."""
-    if isinstance(obj, Array):
-        return obj._buf
-    if isinstance(obj, (list, tuple)):
-        return [_leaf_values(o) for o in obj]
-    return obj
-
-
-def _nested_dtype(obj) -> tuple[np.dtype, bool] | None:
-    """JAX's promoted type of the leaves of a nested list (weak only if every leaf is)."""
-    leaves = []
-
-    def walk(o):
-        if isinstance(o, (list, tuple)):
-            for item in o:
-                walk(item)
-        else:
-            leaves.append(as_array(o) if not isinstance(o, np.ndarray) else o)
-    walk(obj)
-    if not leaves:
-        return None
-    types = [(a.dtype, getattr(a, "_weak", False)) for a in leaves]
-    return dtypes.promote_types(*types)
+from redraft.runtime.convert import leaf_values as _leaf_values
+from redraft.runtime.convert import new_array as _new_array
 
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0) -> Array:  # noqa: A002
     """A new Array from an array-like; 64-bit inputs become 32-bit. Never weakly typed."""
-    if isinstance(object, Array) and dtype is None and ndmin <= object.ndim:
-        return wrap_host(object._buf, False) if object._weak else object
-    if dtype is None and isinstance(object, (list, tuple)):
-        promoted = _nested_dtype(object)
-        dtype = promoted[0] if promoted else dtypes.DEFAULT_FLOAT
-    if type(object) in (int, float, complex) and dtype is None:
-        dtype = dtypes.python_scalar_dtype(object)
-    buf = host_array(_leaf_values(object), dtype)
-    if buf is object or (isinstance(object, np.ndarray) and np.shares_memory(buf, object)):
-        buf = buf.copy()
-    if buf.ndim < ndmin:
-        buf = buf.reshape((1,) * (ndmin - buf.ndim) + buf.shape)
-    return wrap_host(buf, False)
+    return _new_array(object, dtype, ndmin)
 
 
 def asarray(a, dtype=None, order=None, copy=None) -> Array:

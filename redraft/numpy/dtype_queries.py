@@ -6,7 +6,7 @@ from numpy import (character, complexfloating, flexible, floating, generic,  # n
                    inexact, integer, number, object_, signedinteger, unsignedinteger)
 import numpy as np
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["character", "complexfloating", "flexible", "floating", "generic", "inexact",

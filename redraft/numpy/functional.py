@@ -7,15 +7,24 @@ from typing import Callable
 
 import numpy as np
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "piecewise", "fromfunction"]
 
 
+# vectorize and apply_along_axis are built on vmap, a transform several layers above the
+# numpy API; redraft/vmap.py installs it here at import (any import of redraft runs it).
+_TRANSFORMS: dict = {}
+
+
+def install_vmap(vmap: Callable) -> None:
+    """Called once by redraft.vmap with the vmap these functions batch through."""
+    _TRANSFORMS["vmap"] = vmap
+
+
 def _vmap():
-    from redraft.vmap import vmap
-    return vmap
+    return _TRANSFORMS["vmap"]
 
 
 def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None = None):

@@ -4,7 +4,7 @@ Done once at import of redraft.numpy, so the runtime's Array class holds no nume
 """
 from __future__ import annotations
 
-from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.array import Array, install_numpy_api, wrap_host
 from redraft.runtime.convert import as_array
 
 
@@ -41,7 +41,8 @@ def _matmul_operand(other):
 
 def install_methods(jnp) -> None:
     """Give Array its operators (`+`, `@`, `<`, ...) and methods (`.sum()`, `.T`, ...)."""
-    from redraft.numpy.indexing import getitem
+    from redraft.numpy.indexing import getitem, index_update
+    install_numpy_api(jnp, index_update)
     binary = {
         "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "truediv": jnp.divide,
         "floordiv": jnp.floor_divide, "mod": jnp.remainder, "pow": jnp.power,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",

@@ -385,3 +385,6 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False,
               keepdims: bool = False) -> Array:
     """median ignoring NaNs."""
     return nanquantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
+
+
+ufuncs._install_one_argument_where(nonzero)  # see ufuncs.where

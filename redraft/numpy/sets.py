@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["isin", "intersect1d", "union1d", "setdiff1d", "setxor1d"]

@@ -214,6 +214,17 @@ def bitwise_not(x, /) -> Array:
 invert = bitwise_not
 
 
+def bitwise_count(x, /) -> Array:
+    """The number of 1 bits in the absolute value of each element, as uint8 (NumPy 2's
+    bitwise_count; lax.population_count counts a negative number's two's complement)."""
+    x = as_array(x)
+    if x.dtype == dtypes.bool_:
+        x = cast(x, np.dtype(np.uint8))
+    if x.dtype.kind == "i":
+        x = absolute(x)
+    return cast(bind(ew.population_count_p, x), np.dtype(np.uint8))
+
+
 def _logical(prim, name):
     def fn(x, y, /) -> Array:
         return bind(prim, cast(as_array(x), dtypes.bool_), cast(as_array(y), dtypes.bool_))
@@ -266,11 +277,20 @@ def divmod(x, y, /) -> tuple[Array, Array]:  # noqa: A001
     return floor_divide(x, y), remainder(x, y)
 
 
+# where(condition) is nonzero(condition); nonzero lives in searching.py, which is written on
+# this module, so searching installs it here at import instead of this module importing it.
+_ONE_ARGUMENT_WHERE: dict = {}
+
+
+def _install_one_argument_where(nonzero) -> None:
+    """Called by searching.py: the function where(condition) returns the value of."""
+    _ONE_ARGUMENT_WHERE["nonzero"] = nonzero
+
+
 def where(condition, x=None, y=None, /) -> Array:
     """Elementwise choice between x (where condition) and y; one-argument form is nonzero."""
     if x is None and y is None:
-        from redraft.numpy.searching import nonzero
-        return nonzero(condition)
+        return _ONE_ARGUMENT_WHERE["nonzero"](condition)
     if x is None or y is None:
         raise ValueError("where takes either one or three arguments")
     cond = cast(as_array(condition), dtypes.bool_)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-import redraft.numpy as jnp
+from redraft.numpy import base as jnp
 from redraft.runtime.array import Array
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning"]

@@ -209,6 +209,17 @@ def _not(b, args, dtypes, out, params):
                                 lanes_of(x)) if lanes_of(x) else ir.Constant(x.type, -1))
 
 
+@rule(ew.population_count_p)
+def _population_count(b, args, dtypes, out, params):
+    return intrinsic(b, "llvm.ctpop", [args[0]])
+
+
+@rule(ew.clz_p)
+def _clz(b, args, dtypes, out, params):
+    x = args[0]
+    return intrinsic(b, "llvm.ctlz", [x, ir.Constant(ir.IntType(1), 0)])  # defined at 0
+
+
 @rule(ew.conj_p)
 def _conj(b, args, dtypes, out, params):
     if not is_float(dtypes[0]):

@@ -21,8 +21,7 @@ from .module import FunctionLowering, lowering
 from .types import Unsupported, check_dtype, constant
 from .views import View
 
-REDUCTIONS = {p.name: p for p in (red.reduce_sum_p, red.reduce_prod_p, red.reduce_max_p,
-                                  red.reduce_min_p, red.reduce_and_p, red.reduce_or_p)}
+REDUCTIONS = {p.name: p for p in red.FUSIBLE_REDUCTIONS}  # by name, as the lowerings key
 
 
 def _public(params: dict) -> dict:

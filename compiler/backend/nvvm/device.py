@@ -162,8 +162,8 @@ def _bind_on_host(prim, args: tuple, params: dict, device: Device):
 
 
 def _host_runner(ir_fn: Function):
-    from redraft.compiler.driver import _backend
-    return _backend(ir_fn)[0]
+    from redraft.compiler.backend import host_runner
+    return host_runner(ir_fn)[0]
 
 
 def _eager_key(prim, avals: tuple, params: dict, device: Device) -> tuple | None:

@@ -7,9 +7,7 @@ from dataclasses import replace
 from redraft.compiler.ir.ssa import EFFECT_PRIMITIVES, Atom, Block, Eqn, Value, fused_p, walk_eqns
 from redraft.compiler.primitives import reductions
 
-REDUCTIONS = frozenset({reductions.reduce_sum_p, reductions.reduce_max_p,
-                        reductions.reduce_min_p, reductions.reduce_prod_p,
-                        reductions.reduce_and_p, reductions.reduce_or_p})
+REDUCTIONS = reductions.FUSIBLE_REDUCTIONS
 
 
 def is_elementwise(prim) -> bool:

@@ -4,3 +4,5 @@ from redraft.compiler.transforms.batch_rules import (ad_helpers, control, creati
                                                      elementwise, indexing, misc, products,
                                                      random, reductions, shapes, structure,
                                                      transforms, vmap_helpers)
+
+misc.register_numpy_library()

@@ -1,6 +1,6 @@
 """Batching rules of the helpers derivative code calls (ad_helpers.py), so that vmap(grad(f))
-batches: simple ones by rule, the ones written in plain redraft.numpy through their source
-(`jnp = _jnp()` resolves, vmap_aliases.py), the rest by a loop over the examples."""
+batches: simple ones by rule, the ones written in plain redraft.numpy through their source,
+the rest by a loop over the examples."""
 import inspect
 
 from redraft.compiler.core import ir
@@ -17,10 +17,7 @@ from redraft.compiler.transforms.batch_rules.common import (
     static_or_none,
 )
 from redraft.compiler.transforms.batching import BATCH_RULES, defbatch, defbatch_source
-from redraft.compiler.transforms.vmap_aliases import defmodule_getter
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
-
-defmodule_getter(ad._jnp)
 
 
 def _probe(b, name: str) -> ir.Atom:
@@ -209,7 +206,7 @@ def _register_the_rest() -> None:
     for name, fn in vars(ad).items():
         if not inspect.isfunction(fn) or fn.__module__ != ad.__name__ or name.startswith("_"):
             continue
-        if id(fn) in BATCH_RULES:
+        if fn in BATCH_RULES:
             continue
         try:
             lower_function(fn)

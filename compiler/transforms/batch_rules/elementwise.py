@@ -18,8 +18,8 @@ UNARY = ("negative", "positive", "sign", "absolute", "abs", "exp", "exp2", "expm
          "log1p", "log2", "log10", "tanh", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
          "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "sqrt", "cbrt", "real", "imag",
          "conj", "conjugate", "floor", "ceil", "square", "reciprocal", "logical_not",
-         "bitwise_not", "invert", "isnan", "isfinite", "isinf", "isposinf", "isneginf",
-         "signbit", "deg2rad", "rad2deg", "degrees", "radians", "sinc", "fabs", "trunc",
+         "bitwise_not", "invert", "bitwise_count", "isnan", "isfinite", "isinf", "isposinf",
+         "isneginf", "signbit", "deg2rad", "rad2deg", "degrees", "radians", "sinc", "fabs", "trunc",
          "fix", "rint", "angle", "i0", "exp", "spacing", "frexp", "modf", "cosine")
 BINARY = ("add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum",
           "nextafter", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",

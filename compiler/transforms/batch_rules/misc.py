@@ -12,7 +12,6 @@ from redraft.compiler.transforms.batch_rules.common import (
     elementwise,
     loop,
     loop_returning,
-    same_type_of,
     static_or_none,
     unbatched_result,
 )
@@ -26,7 +25,6 @@ from redraft.compiler.transforms.batching import (
 import redraft.numpy as jnp
 from redraft import lax, nn
 from redraft.numpy import promotion
-from redraft.transforms import stop_gradient
 
 
 def _promote(b):
@@ -38,7 +36,6 @@ defbatch(promotion.promote, _promote)
 defbatch(promotion.promote_inexact, _promote)
 defbatch(promotion.cast, elementwise(static=("dtype",)))
 defbatch(promotion.convert, elementwise(static=("dtype", "weak")))
-defbatch(stop_gradient, same_type_of("x"))
 defbatch(jnp.broadcast_shapes, unbatched_result)
 defbatch(jnp.finfo, unbatched_result)
 defbatch(jnp.iinfo, unbatched_result)
@@ -73,7 +70,7 @@ def register_module(module, skip=()) -> None:
     express it, else by a loop over the examples."""
     for name, fn in vars(module).items():
         if (not inspect.isfunction(fn) or fn.__module__ != module.__name__
-                or name.startswith("_") or name in skip or id(fn) in BATCH_RULES):
+                or name.startswith("_") or name in skip or fn in BATCH_RULES):
             continue
         try:
             lower_function(fn)
@@ -90,4 +87,24 @@ def _register_helper_modules() -> None:
 
 
 _register_helper_modules()
+
+
+def register_numpy_library() -> None:
+    """Batching entries for the redraft.numpy functions written on other redraft.numpy
+    functions: vmap reads their source (or loops over examples where Core cannot say them);
+    the set operations whose result size depends on the values cannot be batched. Run by
+    batch_rules/__init__.py after every family's explicit rules, which win."""
+    from redraft.numpy import (array_api_aliases, array_misc, dtype_queries, functional,
+                               index_tricks, nan_reductions, polynomials, sets, statistics,
+                               windows)
+    for fn in (sets.intersect1d, sets.setdiff1d, sets.setxor1d):
+        defnotbatchable(fn, "its result's size depends on the values of each example")
+    for fn in (array_misc.get_printoptions, array_misc.set_printoptions,
+               array_misc.printoptions):
+        defnotbatchable(fn, "configures how arrays print; it takes no arrays")
+    for fn in (array_misc.compress, array_misc.extract):
+        defnotbatchable(fn, "its result's size depends on the values of each example")
+    for module in (array_api_aliases, array_misc, dtype_queries, functional, index_tricks,
+                   nan_reductions, polynomials, sets, statistics, windows):
+        register_module(module)
 del ir

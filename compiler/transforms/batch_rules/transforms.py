@@ -1,13 +1,15 @@
 """Batching rules of the transform API called inside a batched function: `jvp(f, (x,), (t,))`
 becomes a call of f's forward-mode function, which is then batched like any function (so
-jacfwd can be written as vmap of jvp)."""
+jacfwd can be written as vmap of jvp).
+
+The public API (redraft.transforms) sits above these rules, so redraft/vmap.py hands its
+functions in at import (`register`) instead of this module importing them."""
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import callees
 from redraft.compiler.transforms.batch_rules.common import getitem_ref
+from redraft.compiler.transforms.batch_rules.common import same_type_of
 from redraft.compiler.transforms.batching import NotStatic, defbatch, defnotbatchable
-
-from redraft import transforms
 
 
 def _items(b, name: str) -> list:
@@ -36,6 +38,10 @@ def _jvp(b):
     return batch_call(b.ctx, call, b.origin, b.out)
 
 
-defbatch(transforms.jvp, _jvp)
-defnotbatchable(transforms.vjp, "it returns a function value; batch jacrev, grad or a "
-                                "function that calls vjp_fun instead")
+def register(transforms) -> None:
+    """Entries for the functions of the public transform API (`transforms` is the module
+    redraft.transforms): jvp inside vmap, vjp refused, stop_gradient keeps its type."""
+    defbatch(transforms.jvp, _jvp)
+    defnotbatchable(transforms.vjp, "it returns a function value; batch jacrev, grad or a "
+                                    "function that calls vjp_fun instead")
+    defbatch(transforms.stop_gradient, same_type_of("x"))

@@ -189,7 +189,7 @@ for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, ope
             jnp.isfinite, jnp.isinf, jnp.logical_and, jnp.logical_or, jnp.logical_not,
             jnp.logical_xor, jnp.bitwise_and, jnp.bitwise_or, jnp.bitwise_xor,
             jnp.bitwise_not, operator.and_, operator.or_, operator.xor, operator.invert,
-            operator.floordiv, jnp.floor_divide, jnp.signbit):
+            operator.floordiv, jnp.floor_divide, jnp.signbit, jnp.bitwise_count):
     defnondiff(_op, "bool- or integer-valued")
 defjvp(jnp.remainder,
        lambda x_dot, ans, x, y: ad.broadcast_like(x_dot, ans),

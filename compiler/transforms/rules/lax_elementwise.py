@@ -131,7 +131,7 @@ defnondiff(lax.nextafter, "steps to the adjacent floating-point number: piecewis
 for _op in (lax.is_finite, lax.eq, lax.ne, lax.lt, lax.le, lax.gt, lax.ge):
     defnondiff(_op, "bool-valued comparison")
 for _op in (lax.bitwise_not, lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lax.shift_left,
-            lax.shift_right_logical, lax.shift_right_arithmetic):
+            lax.shift_right_logical, lax.shift_right_arithmetic, lax.population_count, lax.clz):
     defnondiff(_op, "bitwise operation on bool or integer operands")
 for _op in (lad.drops_imaginary, lad.is_inexact):
     defnondiff(_op, "a test of dtypes")

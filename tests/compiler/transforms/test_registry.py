@@ -35,7 +35,8 @@ PRIMITIVE_TO_LAX_FUNCTION = {
     "conj": [(lax.conj, X)],
     "sign": [(lax.sign, NONE)], "floor": [(lax.floor, NONE)], "ceil": [(lax.ceil, NONE)],
     "round": [(lax.round, NONE)], "is_finite": [(lax.is_finite, NONE)],
-    "not": [(lax.bitwise_not, NONE)],
+    "not": [(lax.bitwise_not, NONE)], "population_count": [(lax.population_count, NONE)],
+    "clz": [(lax.clz, NONE)],
     # elementwise, binary
     "add": [(lax.add, XY)], "sub": [(lax.sub, XY)], "mul": [(lax.mul, XY)],
     "div": [(lax.div, XY)], "rem": [(lax.rem, XY)], "pow": [(lax.pow, XY)],
