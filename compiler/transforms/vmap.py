@@ -27,6 +27,8 @@ from redraft.compiler.transforms import batch_rules  # noqa  (registers every ru
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.common import Names, TransformError, where
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
+from redraft.compiler.transforms.tidy import tidy
+from redraft.compiler.transforms.vmap_ranks import RankSources
 
 _MAX_ROUNDS = 30
 
@@ -42,7 +44,7 @@ def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> 
     more parameter, `axis_size`, the number of examples."""
     batching = Batching(fn, tuple(in_types))
     out = batching.run(name or f"{fn.name}_batched")
-    out = to_ssa(out, coalesce=False)
+    out = tidy(to_ssa(out, coalesce=False))
     out.meta.update({"transform": "vmap", "in_types": tuple(in_types),
                      "out_type": batching.result})
     return out
@@ -66,6 +68,7 @@ class Batching:
         self.names = Names(self.fn)
         self.size = self.names.fresh("axis_size")
         self.types: dict[str, bt.BType] = dict(zip(self.fn.params, in_types))
+        self.ranks = RankSources(self.fn, self.type_of)
         self.constants = constant_names(self.fn)
         self.result: bt.BType = bt.U
         self.defined: set[str] = set()
