@@ -24,6 +24,7 @@ def tidy(fn: ir.Function) -> ir.Function:
     """`fn` without dead statements, with keyword flags and temporaries numbered in order."""
     body = remove_dead_code(fn.body)
     body = coalesce_copies(body, set(fn.params))
+    body = _parameter_aliases(body, set(fn.params))
     body = _flags_in_block(body)
     out = ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                       fn.doc, fn.meta)
@@ -168,6 +169,30 @@ def coalesce_copies(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
         return out
 
     return block(body)
+
+
+def _parameter_aliases(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
+    """`out_bar_1 = out_bar` at the top of a function, with neither name assigned anywhere
+    else, is `out_bar` under one name: the copy goes and its readers read the parameter."""
+    writes: dict[str, int] = {}
+    for s in ir.walk_stmts(body):
+        for n in (s.targets if isinstance(s, ir.Assign) else
+                  (s.target,) if isinstance(s, ir.For) else ()):
+            writes[n] = writes.get(n, 0) + 1
+    aliases = {s.targets[0]: s.expr for s in body
+               if isinstance(s, ir.Assign) and len(s.targets) == 1
+               and isinstance(s.expr, ir.Var) and s.expr.name in params
+               and s.targets[0] not in params and writes[s.targets[0]] == 1
+               and s.expr.name not in writes}
+    if not aliases:
+        return body
+
+    def atom(a):
+        return aliases.get(a.name, a) if isinstance(a, ir.Var) else a
+
+    kept = [s for s in body if not (isinstance(s, ir.Assign) and len(s.targets) == 1
+                                    and s.targets[0] in aliases)]
+    return [ir.map_stmt(s, atom) for s in kept]
 
 
 def _with_blocks(s: ir.Stmt, f) -> ir.Stmt:

@@ -118,3 +118,14 @@ def test_tidied_gradients_compute_the_same():
 def test_tidy_keeps_a_clean_function_as_it_is():
     body = [ir.Assign(("t1",), ir.Call(EXP, (_v("x"),))), ir.Return(_v("t1"))]
     assert tidy(_fn(body)).body == body
+
+
+def test_a_copy_of_a_parameter_reads_the_parameter():
+    body = [ir.Assign(("out_bar_1",), _v("out_bar")),
+            ir.Assign(("t1",), ir.Call(MUL, (_v("out_bar_1"), _v("x")))),
+            ir.Return(_v("t1"))]
+    out = tidy(_fn(body, ("x", "out_bar")))
+    assert _text(out).splitlines()[1:] == ["    t1 = out_bar * x", "    return t1"]
+    written = [ir.Assign(("y",), _v("x")), ir.Assign(("y",), ir.Call(EXP, (_v("y"),))),
+               ir.Return(_v("y"))]
+    assert tidy(_fn(written)).body[0] == written[0]  # y is assigned twice: the copy stays
