@@ -94,6 +94,15 @@ Expr = Union[Var, Const, Call, Tuple, List, Attr, Ref]
 Origin = tuple[str, int]  # (user's file, line)
 
 
+class AdjointOrigin(tuple):
+    """The origin of a statement of a reverse pass: the user's (file, line) whose adjoint it
+    computes. It equals the plain (file, line); the printer heads each run of statements
+    with the same one by `# grad of: <the user's line>`."""
+
+    def __new__(cls, origin: Origin) -> "AdjointOrigin":
+        return super().__new__(cls, origin)
+
+
 @dataclass
 class Assign:
     targets: tuple[str, ...]  # one name, or several for tuple unpacking

@@ -1,9 +1,14 @@
 """Print Core as Python source, remembering which user line each printed line came from.
 
 Operands are atoms, so no parentheses are ever needed. Calls whose Ref is spelled as an
-operator (`+`, `-x`, `@`, `<`) print infix, exactly as the user wrote them.
+operator (`+`, `-x`, `@`, `<`) print infix, exactly as the user wrote them. A tuple built
+only to be returned prints as `return a, b`; the statements of a reverse pass are headed by
+a comment naming the user's line they are the adjoint of.
 """
 from __future__ import annotations
+
+import linecache
+import os
 
 from redraft.compiler.core import ir
 
@@ -101,7 +106,18 @@ class Printer:
     def block(self, body: list[ir.Stmt], depth: int) -> None:
         if not body:
             self.emit(depth, "pass")
-        for s in body:
+        heading = None
+        for k, s in enumerate(body):
+            if isinstance(s.origin, ir.AdjointOrigin) and s.origin != heading:
+                self.emit(depth, adjoint_comment(s.origin), s.origin)
+            heading = s.origin if isinstance(s.origin, ir.AdjointOrigin) else None
+            if _returned_tuple(s, body[k + 1:k + 2]):
+                continue
+            if isinstance(s, ir.Return) and k and _returned_tuple(body[k - 1], [s]):
+                items = body[k - 1].expr.items
+                text = ", ".join(atom(a) for a in items) + ("," if len(items) == 1 else "")
+                self.emit(depth, f"return {text}", s.origin)
+                continue
             self.stmt(s, depth)
 
     def stmt(self, s: ir.Stmt, depth: int) -> None:
@@ -148,6 +164,22 @@ class Printer:
         if fn.doc:
             self.emit(depth + 1, '"""' + fn.doc + '"""', (fn.filename, fn.firstline))
         self.block(fn.body, depth + 1)
+
+
+def _returned_tuple(s: ir.Stmt, following: list[ir.Stmt]) -> bool:
+    """Whether `s` builds a tuple that the statement after it returns, and nothing else."""
+    return (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Tuple)
+            and bool(s.expr.items) and len(following) == 1
+            and isinstance(following[0], ir.Return)
+            and following[0].value == ir.Var(s.targets[0]))
+
+
+def adjoint_comment(origin: ir.Origin) -> str:
+    """`# grad of: y = jnp.exp(x)  (model.py:12)`: the user's line a reverse pass adjoins."""
+    filename, line = origin
+    text = linecache.getline(filename, line).strip()
+    where = f"({os.path.basename(filename)}:{line})"
+    return f"# grad of: {text}  {where}" if text else f"# grad of {where}"
 
 
 def print_function(fn: ir.Function) -> tuple[str, list[ir.Origin | None]]:

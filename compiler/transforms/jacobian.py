@@ -33,6 +33,7 @@ from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import callees
 from redraft.compiler.transforms.common import helper
+from redraft.compiler.transforms.tidy import tidy
 from redraft.compiler.transforms.vmap_refs import vm_ref
 
 RANGE = ir.Ref(range, "range")
@@ -77,8 +78,8 @@ def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool) -> ir.F
     body.append(ir.If(arrays, batched, looped, b.origin))
     body.append(ir.Return(ir.Var(jac), b.origin))
     kind = "jacfwd" if forward else "jacrev"
-    return ir.Function(f"{core.name}_{kind}", params, body, core.defaults, core.filename,
-                       core.firstline, None, ir.FunctionMeta(transform=kind))
+    return tidy(ir.Function(f"{core.name}_{kind}", params, body, core.defaults,
+                            core.filename, core.firstline, None, ir.FunctionMeta(transform=kind)))
 
 
 def _batched(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) -> list:

@@ -20,6 +20,7 @@ from redraft.compiler.transforms.inline import inline
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
 from redraft.compiler.transforms.stable_forms import fuse_stable_forms
+from redraft.compiler.transforms.tidy import tidy
 
 
 def jvp_function(fn: ir.Function, active: tuple[bool, ...], name: str | None = None
@@ -27,7 +28,7 @@ def jvp_function(fn: ir.Function, active: tuple[bool, ...], name: str | None = N
     """The forward-mode derivative of `fn` in the parameters flagged in `active`."""
     fn = index_active_loops(fuse_stable_forms(bind_defaults(fn, len(active))),
                             {p for p, a in zip(fn.params, active) if a})
-    return ForwardMode(fn, active).run(name or f"{fn.name}_jvp")
+    return tidy(ForwardMode(fn, active).run(name or f"{fn.name}_jvp"))
 
 
 class ForwardMode:

@@ -33,6 +33,7 @@ from redraft.compiler.transforms.inline import inline, substitute_atoms
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
 from redraft.compiler.transforms.stable_forms import fuse_stable_forms
+from redraft.compiler.transforms.tidy import tidy
 
 STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict)
 
@@ -47,7 +48,8 @@ def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",
                             {p for p, a in zip(fn.params, active) if a})
     if single is None:
         single = sum(active) == 1
-    return ReverseMode(fn, active, mode, has_aux, single).run(name or f"{fn.name}_{mode}")
+    reverse = ReverseMode(fn, active, mode, has_aux, single)
+    return tidy(reverse.run(name or f"{fn.name}_{mode}"))
 
 
 class ReverseMode:
@@ -63,6 +65,8 @@ class ReverseMode:
         self.defined: set[str] = set()  # bars that hold a value at this point of the code
         self.bar_of: dict[str, str] = {}  # bar name -> primal name
         self.tapes: dict[int, str] = {}
+        self.records: dict[int, list[ir.Assign]] = {}  # loop -> its `saved = (...)` pushes
+        self.kept: dict[int, list[str]] = {}  # loop -> the saved names its reversal reads
         self.array_vars = _array_operands(fn)
         self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
@@ -187,10 +191,11 @@ class ReverseMode:
     def taped_loop(self, s) -> list[ir.Stmt]:
         tape = self.tape(s)
         record = self.names.fresh("saved")
-        push = [ir.Assign((record,), ir.Tuple(tuple(ir.Var(n) for n in self.saved_names(s))),
-                          s.origin),
+        names = self.kept.get(id(s), self.saved_names(s))
+        push = [ir.Assign((record,), ir.Tuple(tuple(ir.Var(n) for n in names)), s.origin),
                 ir.Assign((tape,), ir.Call(helper("push"), (ir.Var(tape), ir.Var(record))),
                           s.origin)]
+        self.records.setdefault(id(s), []).append(push[0])
         init = ir.Assign((tape,), ir.Const(None), s.origin)
         if isinstance(s, ir.For):
             return [init, ir.For(s.target, s.iter, push + self.forward(s.body), s.origin)]
@@ -202,7 +207,10 @@ class ReverseMode:
         out: list[ir.Stmt] = []
         for s in reversed(body):
             if isinstance(s, ir.Assign):
+                start = len(out)
                 self.reverse_assign(s, out)
+                if not isinstance(s.expr, ir.Var):  # a copy's adjoint is a copy
+                    _mark_adjoint(out[start:], s.origin)
             elif isinstance(s, ir.If):
                 self.reverse_if(s, out)
             elif isinstance(s, (ir.For, ir.While)):
@@ -282,10 +290,33 @@ class ReverseMode:
         replay = [restore] + self.forward(recompute)
         _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
         self.filled = outer_filled | (self.filled - ir.block_writes(replay))
+        replay = self.save_only_what_is_read(s, replay, adjoint, ir.Var(saved))
+        # An inner loop's tape that only one branch of the replay fills is bound to None in
+        # the other: nothing before the loop defines it (the forward section's copy is dead),
+        # and a transform of this code must not take it for a value carried from there.
+        tapes = set(self.tapes.values()) & ir.block_writes(replay)
+        _define_on_all_paths(replay, tapes, _assignment_sites(replay + adjoint))
         order = self.names.fresh("reversed_tape")
         out.append(ir.Assign((order,), ir.Call(helper("tape_items"), (ir.Var(self.tape(s)),)),
                              s.origin))
         out.append(ir.For(saved, ir.Var(order), self.fresh_replay(replay, adjoint), s.origin))
+
+    def save_only_what_is_read(self, s, replay: list[ir.Stmt], adjoint: list[ir.Stmt],
+                               record: ir.Var) -> list[ir.Stmt]:
+        """The replay with its restore (`replay[0]`) unpacking only the saved names that the
+        replay's live statements or the adjoint read; the loop's pushes save only those.
+        Where none is read the pushes stay as they are (a tape of empty records would be a
+        value of no batch type under vmap) and nothing is restored."""
+        reads = ir.block_reads(adjoint)
+        reads |= ir.block_reads(_live_statements(replay[1:], reads))
+        needed = [n for n in self.saved_names(s) if n in reads]
+        if not needed:
+            return replay[1:]
+        self.kept[id(s)] = needed
+        for push in self.records.get(id(s), []):
+            push.expr = ir.Tuple(tuple(ir.Var(n) for n in needed))
+        restore = [_unpack(needed, record, s.origin)] if needed else []
+        return restore + replay[1:]
 
     def fresh_replay(self, replay: list[ir.Stmt], adjoint: list[ir.Stmt]) -> list[ir.Stmt]:
         """The backward loop's body, with the names its replay of an iteration writes renamed
@@ -500,6 +531,15 @@ def _keep_structural_zeros(stmts: list[ir.Stmt], g: ir.Atom, zero: ir.Atom) -> l
         scaled |= set(s.targets)
         out.append(s)
     return out
+
+
+def _mark_adjoint(stmts: list[ir.Stmt], origin: ir.Origin | None) -> None:
+    """In place: the statements that reverse the user's statement at `origin` say so (the
+    printer heads them with a comment naming that line)."""
+    if origin is None:
+        return
+    for s in ir.walk_stmts(stmts):
+        s.origin = ir.AdjointOrigin(origin)
 
 
 def _array_results(fn: ir.Function) -> set[str]:

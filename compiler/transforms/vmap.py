@@ -26,6 +26,8 @@ from redraft.compiler.frontend.ssa import to_ssa
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.common import Names, TransformError, where
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
+from redraft.compiler.transforms.tidy import tidy
+from redraft.compiler.transforms.vmap_ranks import RankSources
 
 _MAX_ROUNDS = 30
 
@@ -41,7 +43,7 @@ def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> 
     more parameter, `axis_size`, the number of examples."""
     batching = Batching(fn, tuple(in_types))
     out = batching.run(name or f"{fn.name}_batched")
-    out = to_ssa(out, coalesce=False)
+    out = tidy(to_ssa(out, coalesce=False))
     out.meta = ir.FunctionMeta(out.meta.source_fn, "vmap", tuple(in_types), batching.result)
     return out
 
@@ -63,6 +65,7 @@ class Batching:
         self.names = Names(self.fn)
         self.size = self.names.fresh("axis_size")
         self.types: dict[str, bt.BType] = dict(zip(self.fn.params, in_types))
+        self.ranks = RankSources(self.fn, self.type_of)
         self.constants = ir.constant_names(self.fn)
         self.result: bt.BType = bt.U
         self.defined: set[str] = set()

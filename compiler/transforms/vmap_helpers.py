@@ -9,7 +9,8 @@ from redraft.compiler.transforms.vmap_linalg import (basis_rows, columns_to_jaco
                                                      dot, dot_general, dot_general_lhs_bar,
                                                      dot_general_rhs_bar, inner, is_array,
                                                      matmul, outer, rows_to_jacobian, vdot)
-from redraft.compiler.transforms.vmap_shapes import (align, align_to_shape,  # noqa
+from redraft.compiler.transforms.vmap_shapes import (align, align_pair,  # noqa
+                                                     align_to_shape,
                                                      align_update, any_example, as_index,
                                                      axis_size, broadcast, example_axes,
                                                      flat_examples, getitem, index, length,

@@ -247,6 +247,12 @@ def align(x, other, other_batched):
     return jnp.reshape(x, dims[:1] + (1,) * missing + dims[1:])
 
 
+def align_pair(a, b):
+    """`a` and `b`, both batched at axis 0, each aligned to the other's per-example rank
+    (one statement where two operands of unknown ranks meet)."""
+    return align(a, b, True), align(b, a, True)
+
+
 def align_to_shape(x, shape_):
     """`x`, batched at axis 0, with size-1 axes after the batch axis up to len(shape_)."""
     if isinstance(shape_, int):

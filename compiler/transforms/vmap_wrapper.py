@@ -21,6 +21,7 @@ from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import callees
 from redraft.compiler.transforms.common import GETITEM, Names, TransformError
+from redraft.compiler.transforms.tidy import tidy
 from redraft.compiler.transforms.vmap_refs import vm_ref
 
 
@@ -104,9 +105,9 @@ class WrapperBuilder:
         out = self.emit(ir.Call(ref, tuple(args) + (size,)), "out")
         result = self.placed(out, out_type, self.out_axes, size, "the result")
         self.body.append(ir.Return(result, self.origin))
-        return ir.Function(f"{self.core.name}_vmap", self.core.params, self.body,
-                           self.core.defaults, self.core.filename, self.core.firstline, None,
-                           ir.FunctionMeta(transform="vmap"))
+        return tidy(ir.Function(f"{self.core.name}_vmap", self.core.params, self.body,
+                                self.core.defaults, self.core.filename, self.core.firstline,
+                                None, ir.FunctionMeta(transform="vmap")))
 
     # ---- in ------------------------------------------------------------------------------------
     def mapped_leaves(self, a: ir.Atom, spec, path: str, out: list) -> None:

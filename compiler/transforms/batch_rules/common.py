@@ -6,6 +6,7 @@ from typing import Callable
 from redraft.compiler.core import ir
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batching import NotStatic, RuleCall
+from redraft.compiler.transforms.vmap_ranks import covers
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
 SCALARS = (int, float, bool, complex, type(None))
@@ -56,18 +57,45 @@ def aligned(b: RuleCall, operands: list[str]) -> dict[str, ir.Atom]:
 def align_atoms(b: RuleCall, operands: list) -> dict:
     """{key: atom} for the batched ones of `operands` [(key, atom, type)]: each with size-1
     axes inserted after its batch axis where another operand has a higher per-example rank,
-    so that NumPy broadcasting pairs per-example axes."""
+    so that NumPy broadcasting pairs per-example axes. An operand whose rank is known to be
+    at least the other's needs no alignment against it (vmap_ranks.py)."""
     out = {}
+    ranks = b.ctx.ranks
+    pair = _unknown_pair(b, operands)
+    if pair is not None:
+        return pair
     for key, a, t in operands:
         if not bt.is_batched(t) or a is None:
             continue
         x = array_atom(b, a, t)
+        have = ranks.sources(a) if x is a else None
         for other_key, other, other_t in operands:
             if other_key == key or other is None or other == a or is_scalar_atom(other):
                 continue
+            theirs = ranks.sources(other)
+            if covers(have, theirs):
+                continue
             x = b.emit(ir.Call(vm_ref("align"), (x, other, ir.Const(bt.is_batched(other_t)))))
+            have = have | theirs if have is not None and theirs is not None else None
         out[key] = x
     return out
+
+
+def _unknown_pair(b: RuleCall, operands: list) -> dict | None:
+    """`a2, b2 = vm.align_pair(a, b)` where two batched arrays of unrelated ranks are the
+    only operands that are not numbers; None elsewhere."""
+    present = [(key, a, t) for key, a, t in operands if a is not None and not is_scalar_atom(a)]
+    if len(present) != 2 or present[0][1] == present[1][1]:
+        return None
+    if not all(bt.is_batched(t) and bt.is_array(t) for _, _, t in present):
+        return None
+    (k1, a1, _), (k2, a2, _) = present
+    r1, r2 = b.ctx.ranks.sources(a1), b.ctx.ranks.sources(a2)
+    if covers(r1, r2) or covers(r2, r1):
+        return None
+    n1, n2 = b.ctx.names.fresh("t"), b.ctx.names.fresh("t")
+    b.out.append(ir.Assign((n1, n2), ir.Call(vm_ref("align_pair"), (a1, a2)), b.origin))
+    return {k1: ir.Var(n1), k2: ir.Var(n2)}
 
 
 # ---- rule families ---------------------------------------------------------------------------
@@ -90,6 +118,7 @@ def elementwise(static: tuple = (), kw_operands: tuple = (), result=bt.B) -> Cal
         args = [new.get(("p", i), a) for i, a in enumerate(call.args)]
         kwargs = [(k, new.get(("k", k), a)) for k, a in call.kwargs]
         return ir.Call(call.fn, tuple(args), tuple(kwargs), call.star_args), result
+    rule.rank_exact = not static and result is bt.B  # vmap_ranks.py: max of operand ranks
     return rule
 
 

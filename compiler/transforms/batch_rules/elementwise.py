@@ -50,6 +50,7 @@ def _where(b):
     return elementwise()(b)
 
 
+_where.rank_exact = lambda call: len(call.args) == 3
 defbatch(jnp.where, _where)
 
 # ---- lax: strict types, same rules ------------------------------------------------------------
@@ -89,6 +90,7 @@ def _operator(array_rule, sequence_rule=None):
         if sequence_rule is not None and any(bt.kind(t) in ("T", "L") for t in types):
             return sequence_rule(b)
         return array_rule(b)
+    rule.rank_exact = getattr(array_rule, "rank_exact", False)  # tuples: see vmap_ranks.py
     return rule
 
 

@@ -113,7 +113,7 @@ def test_axis_arguments_move_past_the_batch_axis_in_the_source():
 
 def test_emit_with_in_axes_per_argument():
     source = redraft.emit(lambda m, v: jnp.dot(m, v), "vmap", in_axes=(None, 0))
-    assert "vm.dot(m, v, False, True)" in source
+    assert "vm.dot(m, v, a_batched=False, b_batched=True)" in source  # flags by keyword
 
 
 def test_cli_prints_the_batched_source(tmp_path):
