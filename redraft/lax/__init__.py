@@ -33,3 +33,5 @@ from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa:
                                                 scatter_min, scatter_mul)
 from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: E402,F401,A004
                                                  switch, while_loop)
+from redraft.compiler.primitives.fft import FftType, fft  # noqa: E402,F401
+from redraft.lax import linalg  # noqa: E402,F401

@@ -22,6 +22,7 @@ from redraft.numpy.indexing import take, take_along_axis  # noqa: F401
 from redraft.numpy.promotion import astype, promote_types, result_type  # noqa: F401
 from redraft.numpy.scalar_types import *  # noqa: F401,F403
 from redraft.numpy import linalg  # noqa: F401
+from redraft.numpy import fft  # noqa: F401
 from redraft.numpy.arrays import *  # noqa: F401,F403
 from redraft.numpy.searching import *  # noqa: F401,F403
 from redraft.numpy.signal import *  # noqa: F401,F403
