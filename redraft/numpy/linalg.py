@@ -338,9 +338,20 @@ def diagonal(x, offset=0):
 
 # ---- norms -------------------------------------------------------------------------------------
 
+def _euclidean_norm(x, axis, keepdims):
+    """sqrt(sum |x|^2) over `axis` (None: every axis). Its own derivative rules
+    (rules/linalg.py) are safe at 0; every other norm is differentiated through its source."""
+    if x.dtype.kind == "c":
+        return ufuncs.sqrt(reductions.sum(ufuncs.real(x * ufuncs.conj(x)), axis=axis,
+                                          keepdims=keepdims))
+    return ufuncs.sqrt(reductions.sum(x * x, axis=axis, keepdims=keepdims))
+
+
 def _matrix_norm_svd(x, ord, axes, keepdims):
     """ord 2, -2 and 'nuc' through the singular values of the matrices on `axes`."""
-    r, c = (a % x.ndim for a in axes)
+    nd = jnp.ndim(x)  # static: jnp.ndim carries no tangent
+    r = axes[0] % nd
+    c = axes[1] % nd
     moved = jnp.moveaxis(x, (r, c), (-2, -1))
     s = lax_linalg.svd(moved, False, False)
     if ord == 2:
@@ -350,57 +361,74 @@ def _matrix_norm_svd(x, ord, axes, keepdims):
     else:
         out = reductions.sum(s, axis=-1)
     if keepdims:
-        out = jnp.expand_dims(out, tuple(sorted((r, c))))
+        out = jnp.expand_dims(out, (min(r, c), max(r, c)))
     return out
 
 
-def norm(x, ord=None, axis=None, keepdims: bool = False) -> Array:
+def norm(x, ord=None, axis=None, keepdims=False):
     """Vector and matrix norms, as numpy.linalg.norm (every ord)."""
-    x = promote_inexact(as_array(x))[0]
+    x = promote_inexact(jnp.asarray(x))[0]
+    nd = jnp.ndim(x)
     if axis is None and ord is None:
-        return ufuncs.sqrt(reductions.sum(ufuncs.real(x * ufuncs.conj(x)) if x.dtype.kind == "c"
-                                          else x * x, keepdims=keepdims))
+        return _euclidean_norm(x, None, keepdims)
     if axis is None:
-        if x.ndim > 2:
+        if nd > 2:
             raise ValueError(f"jnp.linalg.norm: ord={ord!r} needs axis= for an array of rank "
-                             f"{x.ndim}")
-        axis = tuple(range(x.ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    mag = ufuncs.absolute(x)
+                             f"{nd}")
+        axis = tuple(range(nd))
+    if isinstance(axis, (int, np.integer)):
+        axes = (axis,)
+    else:
+        axes = tuple(axis)
     if len(axes) == 1:
-        if ord is None or ord == 2:
-            return ufuncs.sqrt(reductions.sum(mag * mag, axis=axes, keepdims=keepdims))
-        if ord == np.inf:
-            return reductions.max(mag, axis=axes, keepdims=keepdims)
-        if ord == -np.inf:
-            return reductions.min(mag, axis=axes, keepdims=keepdims)
-        if ord == 0:
-            return reductions.sum(ufuncs.not_equal(mag, 0).astype(mag.dtype), axis=axes,
-                                  keepdims=keepdims)
-        if ord == 1:
-            return reductions.sum(mag, axis=axes, keepdims=keepdims)
-        if isinstance(ord, str):
-            raise ValueError(f"jnp.linalg.norm: ord={ord!r} is a matrix norm; a vector norm "
-                             "takes a number")
-        p = float(ord)
-        return ufuncs.power(reductions.sum(ufuncs.power(mag, p), axis=axes,
-                                           keepdims=keepdims), 1.0 / p)
+        return _vector_norm(x, ord, axes, keepdims)
     if len(axes) == 2:
-        r, c = axes
-        if ord in (None, "fro"):
-            return ufuncs.sqrt(reductions.sum(mag * mag, axis=axes, keepdims=keepdims))
-        if ord in (1, -1):
-            cols = reductions.sum(mag, axis=r, keepdims=True)
-            pick = reductions.max if ord == 1 else reductions.min
-            return pick(cols, axis=axes, keepdims=keepdims)
-        if ord in (np.inf, -np.inf):
-            rows = reductions.sum(mag, axis=c, keepdims=True)
-            pick = reductions.max if ord == np.inf else reductions.min
-            return pick(rows, axis=axes, keepdims=keepdims)
-        if ord in (2, -2, "nuc"):
-            return _matrix_norm_svd(x, ord, axes, keepdims)
-        raise ValueError(f"jnp.linalg.norm: invalid matrix norm ord={ord!r}")
+        return _matrix_norm(x, ord, axes, keepdims)
     raise ValueError(f"jnp.linalg.norm: axis {axis} must name one or two axes")
+
+
+def _vector_norm(x, ord, axes, keepdims):
+    if ord is None or ord == 2:
+        return _euclidean_norm(x, axes, keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"jnp.linalg.norm: ord={ord!r} is a matrix norm; a vector norm "
+                         "takes a number")
+    mag = ufuncs.absolute(x)
+    if ord == np.inf:
+        return reductions.max(mag, axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return reductions.min(mag, axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return reductions.sum(ufuncs.not_equal(mag, 0).astype(mag.dtype), axis=axes,
+                              keepdims=keepdims)
+    if ord == 1:
+        return reductions.sum(mag, axis=axes, keepdims=keepdims)
+    p = float(ord)
+    return ufuncs.power(reductions.sum(ufuncs.power(mag, p), axis=axes, keepdims=keepdims),
+                        1.0 / p)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    r = axes[0]
+    c = axes[1]
+    if ord is None or ord == "fro":
+        return _euclidean_norm(x, axes, keepdims)
+    if ord in (2, -2, "nuc"):
+        return _matrix_norm_svd(x, ord, axes, keepdims)
+    mag = ufuncs.absolute(x)
+    if ord == 1:
+        return reductions.max(reductions.sum(mag, axis=r, keepdims=True), axis=axes,
+                              keepdims=keepdims)
+    if ord == -1:
+        return reductions.min(reductions.sum(mag, axis=r, keepdims=True), axis=axes,
+                              keepdims=keepdims)
+    if ord == np.inf:
+        return reductions.max(reductions.sum(mag, axis=c, keepdims=True), axis=axes,
+                              keepdims=keepdims)
+    if ord == -np.inf:
+        return reductions.min(reductions.sum(mag, axis=c, keepdims=True), axis=axes,
+                              keepdims=keepdims)
+    raise ValueError(f"jnp.linalg.norm: invalid matrix norm ord={ord!r}")
 
 
 def vector_norm(x, axis=None, keepdims=False, ord=2):

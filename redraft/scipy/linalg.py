@@ -329,7 +329,7 @@ def schur(a, output="real"):
     return jnp.where(keep, t, 0).astype(a.dtype), z
 
 
-def rsf2csf(T, Z, check_finite=True):  # noqa: N803
+def rsf2csf(T, Z, check_finite=True):
     """(t, z): the complex Schur form of a real Schur form T with its basis Z (the 2x2
     blocks triangularised by a unitary change of basis, z = Z @ u)."""
     t_real, z_real = promote_inexact(T, Z)

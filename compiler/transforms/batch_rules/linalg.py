@@ -4,7 +4,7 @@ axes of its two operands), so a batched call is the same call with the batch axi
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import linalg_ad_helpers
 from redraft.compiler.transforms.batch_rules.common import as_array, loop, static_or_none
-from redraft.compiler.transforms.batching import defbatch
+from redraft.compiler.transforms.batching import defbatch, defbatch_source
 
 import redraft.numpy as jnp
 from redraft import lax
@@ -51,6 +51,9 @@ defbatch(jnp.linalg.det, _leading(("a",), lambda b: bt.B))
 defbatch(jnp.linalg.slogdet, _leading(("a",), lambda b: bt.tup((bt.B,) * 2)))
 defbatch(jnp.linalg.eig, _leading(("a",), lambda b: bt.tup((bt.B,) * 2)))
 defbatch(jnp.linalg.eigvals, _leading(("a",), lambda b: bt.B))
+
+
+defbatch_source(jnp.linalg._euclidean_norm)
 
 
 def _register_modules() -> None:

@@ -198,6 +198,13 @@ defnondiff(lax.linalg.eig, "eig's eigenvectors have no unique normalisation and 
            "eigenvalues may be complex for real input: differentiate eigh (Hermitian input) "
            "instead")
 
+# ---- norms: the Euclidean one has rules safe at 0 (the rest differentiate through source) --
+
+defjvp(jnp.linalg._euclidean_norm, lambda x_dot, ans, x, axis, keepdims: ad.safe_div(
+    jnp.sum(jnp.real(jnp.conj(x) * x_dot), axis=axis, keepdims=keepdims), ans))
+defvjp(jnp.linalg._euclidean_norm, lambda g, ans, x, axis, keepdims: ad.unsum(
+    ad.safe_div(g, ans), x, axis, keepdims) * x)
+
 # ---- eig: eigenvalues only (dw = diag(V^-1 dA V)); eigenvectors raise -------------------------
 
 

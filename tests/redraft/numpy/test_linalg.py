@@ -310,3 +310,19 @@ def test_vmap_and_jit_of_the_library_functions_themselves(fn):
     want = fn(arg)
     _close(redraft.vmap(fn)(arg), want, 1e-3)
     _close(redraft.jit(fn)(arg), want, 1e-3)
+
+
+def _norm_of(ord, axis=None):
+    def fn(x):
+        return jnp.linalg.norm(x, ord, axis)
+    return fn
+
+
+@pytest.mark.parametrize("ord", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_every_matrix_norm_differentiates_to_order_two(ord):
+    check_grads(_norm_of(ord), (TALL.astype(np.float64),), order=2, atol=3e-2, rtol=3e-2)
+
+
+@pytest.mark.parametrize("ord", [None, 1, 3, 0.5, np.inf, -np.inf])
+def test_every_vector_norm_differentiates_to_order_two(ord):
+    check_grads(_norm_of(ord, 1), (TALL.astype(np.float64),), order=2, atol=3e-2, rtol=3e-2)
