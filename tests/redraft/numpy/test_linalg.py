@@ -326,3 +326,10 @@ def test_every_matrix_norm_differentiates_to_order_two(ord):
 @pytest.mark.parametrize("ord", [None, 1, 3, 0.5, np.inf, -np.inf])
 def test_every_vector_norm_differentiates_to_order_two(ord):
     check_grads(_norm_of(ord, 1), (TALL.astype(np.float64),), order=2, atol=3e-2, rtol=3e-2)
+
+
+@pytest.mark.parametrize("ord,axis", [(None, None), (1, None), ("nuc", None), (-2, (1, 0)),
+                                      (np.inf, 1), (3, 0)])
+def test_vmap_of_norm_matches_a_loop(ord, axis):  # noqa: A002
+    fn = _norm_of(ord, axis)
+    _close(redraft.vmap(fn)(BATCH), np.stack([np.asarray(fn(x)) for x in BATCH]))
