@@ -37,6 +37,12 @@ class Jitted:
                 raise ValueError(f"static_argnames {n!r} is not a parameter of "
                                  f"{getattr(fun, '__name__', fun)}")
             static.add(names.index(n))
+        # jit(jnp.linalg.svd): a library function's flags and modes (full_matrices=True,
+        # mode="reduced") are options, not data; JAX never traces a default either
+        if self._sig is not None and (getattr(fun, "__module__", None) or "").startswith(
+                "redraft."):
+            static |= {i for i, p in enumerate(self._sig.parameters.values())
+                       if isinstance(p.default, (bool, str))}
         self.static = frozenset(static)
         self._static_given = (tuple(static_argnums), tuple(static_argnames))
         from redraft.compiler.transforms.callees import needs_specialising

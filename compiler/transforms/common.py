@@ -322,6 +322,8 @@ def _op_wrapper(op) -> ir.Function:
     name = getattr(op, "__name__", "op")
     module = getattr(op, "__module__", "") or ""
     path = f"jnp.{name}" if module.startswith("redraft.numpy") else name
+    if module in ("redraft.numpy.linalg", "redraft.numpy.fft"):  # jnp.linalg.det, not jnp.det
+        path = f"jnp.{module.rsplit('.', 1)[1]}.{name}"
     ref = ir.Ref(op, path, _module_root(op) if path.startswith("jnp.") else None)
     body = [ir.Assign(("out",), ir.Call(ref, tuple(ir.Var(p) for p in params))),
             ir.Return(ir.Var("out"))]

@@ -25,6 +25,8 @@ from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa:
                                                 scatter_min, scatter_mul)
 from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: F401,A004
                                                  switch, while_loop)
+from redraft.compiler.primitives.fft import FftType, fft  # noqa: F401
+from redraft.lax import linalg  # noqa: F401
 
 
 globals().update(_ELEMENTWISE)

@@ -5,6 +5,7 @@ ends in lax primitives, the only operations the transforms and the compiler must
 """
 from redraft.numpy.base import *  # noqa: F401,F403
 from redraft.numpy import linalg  # noqa: F401
+from redraft.numpy import fft  # noqa: F401
 from redraft.numpy.nan_reductions import *  # noqa: F401,F403
 from redraft.numpy.statistics import *  # noqa: F401,F403
 from redraft.numpy.polynomials import *  # noqa: F401,F403

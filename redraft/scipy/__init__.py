@@ -1,1 +1,2 @@
-"""redraft/scipy."""
+"""redraft.scipy: special, stats and linalg, as jax.scipy."""
+from redraft.scipy import linalg  # noqa: F401

@@ -16,7 +16,8 @@ nests / shapes / dot / scans / control (the lowering of each primitive family), 
 
 What falls back (compile_ir returns None): sort, argsort, gather/scatter and indexing with
 index arrays or masks, conv_general_dilated, digamma, erf_inv, real/imag, integer `pow`,
-float16/complex dtypes, dot_general into another dtype, max/min/argmax over empty axes.
+float16, arithmetic on complex values (complex buffers only pass through the host kernels,
+host_kernels.py), dot_general into another dtype, max/min/argmax over empty axes.
 
 REDRAFT_LLVM_STRICT=1 makes a lowering bug raise instead of warning and falling back (the
 tests set it); REDRAFT_LLVM_STRICT=2 raises for unsupported primitives too.
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from llvmlite import ir
 from redraft.compiler.ir.ssa import Function
 
-from . import control, dot, nests, scans, shapes  # noqa: F401  (they fill LOWERINGS)
+from . import control, dot, host_kernels, nests, scans, shapes  # noqa: F401  (fill LOWERINGS)
 from .callbacks import install as _install_callbacks
 from .codegen import MachineCode, optimise, parse
 from .dot import warm_up

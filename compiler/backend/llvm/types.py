@@ -20,7 +20,9 @@ VOID = ir.VoidType()
 
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float32, np.float64))
+    np.uint64, np.float32, np.float64, np.complex64, np.complex128))
+# complex values are stored and passed to the host kernels (fft, factorisations), but no
+# lowering computes with them: scalar_type refuses them, so such code falls back as before
 
 
 class Unsupported(Exception):
@@ -51,6 +53,8 @@ def is_signed(dtype: np.dtype) -> bool:
 def scalar_type(dtype: np.dtype) -> ir.Type:
     """The register element type: i1 for bool, iN for integers, float/double."""
     dtype = check_dtype(dtype)
+    if dtype.kind == "c":
+        raise Unsupported(f"arithmetic on {dtype.name}")
     if dtype.kind == "b":
         return I1
     if dtype.kind == "f":

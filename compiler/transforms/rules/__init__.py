@@ -1,5 +1,5 @@
 """Derivative rules, one file per family of operations. Importing registers them all."""
 from redraft.compiler.transforms.rules import (control, elementwise, helpers,  # noqa: F401
                                                reductions,
-                                               shapes, structure, lax_elementwise,
+                                               shapes, structure, lax_elementwise, linalg,
                                                lax_structure, jnp_extra, vmap)

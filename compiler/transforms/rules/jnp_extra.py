@@ -233,10 +233,7 @@ defvjp(nn.silu, lambda g, ans, x: g * (lax.logistic(x) * (1 + x * (1 - lax.logis
 
 # ---- norms and products --------------------------------------------------------------------------
 
-defjvp(jnp.linalg.norm, lambda x_dot, ans, x, ord=None, axis=None, keepdims=False: ad.safe_div(
-    jnp.sum(x * x_dot, axis=lad.euclidean_norm_axis(x, ord, axis), keepdims=keepdims), ans))
-defvjp(jnp.linalg.norm, lambda g, ans, x, ord=None, axis=None, keepdims=False: ad.unsum(
-    ad.safe_div(g, ans), x, lad.euclidean_norm_axis(x, ord, axis), keepdims) * x)
+# jnp.linalg.norm: rules/linalg.py (its Euclidean case; the other ords through its source)
 
 defjvp(jnp.tensordot,
        lambda a_dot, ans, a, b, axes=2: jnp.tensordot(a_dot, b, axes),
