@@ -15,6 +15,7 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
 from redraft.compiler.ir.verify import verify
+from redraft.compiler.staging.active import staging
 from redraft.compiler.staging.interpreter import Interpreter
 from redraft.compiler.transforms.common import core_of
 from redraft.runtime.array import Array, wrap_host
@@ -99,7 +100,8 @@ def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
     dynamic = tree_unflatten(sig.treedef, staged_leaves)
     it = iter(dynamic)
     call_args = [args[i] if i in static else next(it) for i in range(len(args))]
-    out = Interpreter(builder).call_function(core_of(fun), call_args)
+    with staging(builder):
+        out = Interpreter(builder).call_function(core_of(fun), call_args)
     out_leaves, out_treedef = tree_flatten(out)
     return builder.finish(out_leaves), out_treedef
 

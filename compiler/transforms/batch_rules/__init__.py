@@ -4,3 +4,4 @@ from redraft.compiler.transforms.batch_rules import (ad_helpers, control, creati
                                                      elementwise, indexing, misc, products,
                                                      random, reductions, shapes, structure,
                                                      transforms, vmap_helpers)
+from redraft.compiler.transforms.batch_rules import collectives  # noqa: E402,F401

