@@ -11,9 +11,15 @@ host buffer, without a copy.
 """
 from __future__ import annotations
 
+import sys
+import threading
+import time
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+
+from redraft.runtime.collectives import timeout_seconds
 
 _STATE: dict[str, Any] = {}
 
@@ -48,6 +54,21 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         raise ValueError(f"every process must have the same number of local devices; MPI "
                          f"ranks have {counts} (set REDRAFT_NUM_CPU_DEVICES alike)")
     _STATE["remote"] = Remote(comm, MPI)
+    _abort_on_uncaught_exceptions(comm)
+
+
+def _abort_on_uncaught_exceptions(comm) -> None:
+    """An exception that ends one rank ends the job (MPI_Abort): without it the other ranks
+    would wait for that rank's next collective until their timeouts."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        sys.stderr.write(f"redraft.distributed: rank {comm.Get_rank()} stopped on "
+                         f"{kind.__name__}; aborting the other ranks\n")
+        sys.stderr.flush()
+        comm.Abort(1)
+    sys.excepthook = hook
 
 
 def shutdown() -> None:
@@ -77,7 +98,8 @@ def collective_context(local_size: int, check: bool = True) -> "Remote | None":
     r = remote()
     if r is None or not check:
         return r
-    sizes = r.comm.allgather(local_size)
+    with r._watchdog.guard("check of the mapped sizes"):
+        sizes = r.comm.allgather(local_size)
     if len(set(sizes)) != 1:
         raise ValueError(f"pmap's mapped axis differs across processes: ranks pass "
                          f"{sizes} local slices (each must pass the same number)")
@@ -93,27 +115,65 @@ class Remote:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
+        self._watchdog = Watchdog(comm)
 
     def all_reduce_inplace(self, buf: np.ndarray, op: str) -> None:
         """buf <- op over every process's buf, in place (no copy of the host buffer)."""
         if not buf.flags.c_contiguous or not buf.flags.writeable:
             raise ValueError("an MPI all-reduce needs a writable row-major buffer")
         if buf.dtype == np.bool_:
-            as_int = buf.view(np.uint8)
-            self.comm.Allreduce(self.MPI.IN_PLACE, as_int,
-                                op={"sum": self.MPI.MAX}.get(op, self._ops[op]))
-            return
-        self.comm.Allreduce(self.MPI.IN_PLACE, buf, op=self._ops[op])
+            buf, op = buf.view(np.uint8), "max" if op == "sum" else op
+        with self._watchdog.guard("all-reduce"):
+            self.comm.Allreduce(self.MPI.IN_PLACE, buf, op=self._ops[op])
 
     def all_reduce(self, buf: np.ndarray, op: str) -> np.ndarray:
         """op over every process's `buf`, into a new buffer (`buf` is only read)."""
         out = np.empty_like(buf)
-        self.comm.Allreduce(buf, out, op=self._ops[op])
+        with self._watchdog.guard("all-reduce"):
+            self.comm.Allreduce(buf, out, op=self._ops[op])
         return out
 
     def all_gather(self, local: np.ndarray) -> np.ndarray:
         """Every process's `local` (leading axis: its devices) concatenated in rank order."""
         local = np.ascontiguousarray(local)
         out = np.empty((self.size,) + local.shape, local.dtype)
-        self.comm.Allgather(local, out)
+        with self._watchdog.guard("all-gather"):
+            self.comm.Allgather(local, out)
         return out.reshape((self.size * local.shape[0],) + local.shape[1:])
+
+
+class Watchdog:
+    """Bounds the blocking MPI collectives: a thread checks, about once a second, whether
+    the collective in progress has run past REDRAFT_COLLECTIVE_TIMEOUT seconds, and if so
+    says which and aborts the job (MPI_Abort), since a blocked MPI call cannot be left.
+    Blocking calls keep MPI's full speed; guarding one costs two attribute writes."""
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.current: tuple[float, str, float] | None = None
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def guard(self, what: str):
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="redraft-mpi-watchdog",
+                                            daemon=True)
+            self._thread.start()
+        limit = timeout_seconds()
+        self.current = (time.monotonic() + limit, what, limit)
+        try:
+            yield
+        finally:
+            self.current = None
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(min(1.0, timeout_seconds() / 4))
+            current = self.current
+            if current is not None and time.monotonic() > current[0]:
+                sys.stderr.write(
+                    f"redraft.distributed: the MPI {current[1]} on rank {self.comm.Get_rank()} "
+                    f"waited more than {current[2]:g} s: another rank stopped or took another "
+                    "path (REDRAFT_COLLECTIVE_TIMEOUT sets the limit); aborting the job\n")
+                sys.stderr.flush()
+                self.comm.Abort(1)

@@ -21,7 +21,9 @@ POOL_ENTRY = "redraft_parallel_for"
 POOL_START = "redraft_pool_start"
 POOL_WORKERS = "rd_workers"
 PYTHON_CALLBACKS = {"redraft_print_callback": "print (jax.debug.print / print on traced "
-                                              "values) calls back into Python"}
+                                              "values) calls back into Python",
+                    "redraft_collective_callback": "collectives (lax.psum, all_gather, ...) "
+                                                   "call back into the pmap runtime"}
 
 
 class NotStandalone(RuntimeError):

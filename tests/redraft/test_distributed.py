@@ -9,6 +9,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "distributed" / "mlp_data_parallel.py"
+SCENARIOS = pathlib.Path(__file__).with_name("mpi_scenarios.py")
 
 
 def _mpirun() -> str | None:
@@ -26,15 +27,55 @@ def _mpi_missing() -> str | None:
     return None
 
 
-def _environment() -> dict:
+def _environment(**extra: str) -> dict:
     env = dict(os.environ)
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", REDRAFT_COLLECTIVE_TIMEOUT="120")
     env.pop("REDRAFT_NUM_CPU_DEVICES", None)
+    env.update(extra)
     return env
 
 
-@pytest.mark.skipif(_mpi_missing() is not None, reason=_mpi_missing() or "")
+needs_mpi = pytest.mark.skipif(_mpi_missing() is not None, reason=_mpi_missing() or "")
+
+
+def _scenario(mode: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable,
+                           str(SCENARIOS), mode], capture_output=True, text=True, timeout=300,
+                          env=_environment(**env), cwd=ROOT)
+
+
+@needs_mpi
+def test_two_ranks_see_each_other_and_reduce():
+    run = _scenario("ok")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "rank 0: [[3.0, 3.0, 3.0]] of 2 devices, local [0]" in run.stdout
+    assert "rank 1: [[3.0, 3.0, 3.0]] of 2 devices, local [1]" in run.stdout
+
+
+@needs_mpi
+def test_a_rank_that_raises_ends_the_job_with_a_message():
+    run = _scenario("raise")
+    assert run.returncode != 0
+    assert "rank 1 fails before its collective" in run.stderr
+    assert "aborting the other ranks" in run.stderr
+
+
+@needs_mpi
+def test_a_rank_that_never_arrives_times_out_instead_of_hanging():
+    run = _scenario("hang", REDRAFT_COLLECTIVE_TIMEOUT="3")
+    assert run.returncode != 0
+    assert "waited more than 3 s" in run.stderr
+
+
+@needs_mpi
+def test_mismatched_mapped_sizes_across_ranks_are_an_error(monkeypatch):
+    run = _scenario("sizes", REDRAFT_NUM_CPU_DEVICES="2")
+    assert run.returncode != 0
+    assert "mapped axis differs across processes" in run.stderr
+
+
+@needs_mpi
 def test_two_rank_data_parallel_training_matches_one_process():
     run = subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable, str(EXAMPLE),
                           "--steps", "4", "--batch", "128", "--check"],

@@ -203,3 +203,44 @@ def test_a_participant_that_never_arrives_times_out(monkeypatch):
     monkeypatch.setenv("REDRAFT_COLLECTIVE_TIMEOUT", "0.5")
     with pytest.raises(CollectiveError, match="timed out"):
         redraft.pmap(_skips_the_collective, axis_name="i")(X)
+
+
+def _every_collective(v):
+    return (lax.all_gather(v, "i"), lax.ppermute(v[1:], "i", [(0, 1)]),
+            lax.pmax(jnp.sum(v), "i"), lax.psum_scatter(jnp.stack([v, 2.0 * v]), "i"),
+            lax.pmean(v * v, "i"), lax.axis_index("i"))
+
+
+def test_compiled_body_calls_the_runtime_at_each_collective(monkeypatch):
+    monkeypatch.setenv("REDRAFT_LLVM_STRICT", "2")  # no fallback to the interpreter
+    compiled = redraft.jit(_every_collective)
+    gathered, shifted, hi, scattered, mean, index = redraft.pmap(compiled, axis_name="i")(X)
+    np.testing.assert_allclose(gathered, [X] * 2)
+    np.testing.assert_allclose(shifted, [np.zeros(2), X[0, 1:]])
+    np.testing.assert_allclose(hi, [X.sum(1).max()] * 2)
+    np.testing.assert_allclose(scattered, np.stack([X, 2 * X], axis=1).sum(0))
+    np.testing.assert_allclose(mean, [(X * X).mean(0)] * 2, rtol=1e-6)
+    np.testing.assert_array_equal(index, [0, 1])
+    from redraft.runtime import collectives as rc
+    with rc.bound(rc.AxisFrame("i", 2, 0, 0, rc.Group(2))):  # staging reads the axis size
+        lowered = redraft.jit(_every_collective).lower(X[0])
+    assert lowered.compiled.backend == "llvm"
+    assert "psum_scatter" in lowered.as_text() and "axis_index" in lowered.as_text()
+
+
+def test_collectives_are_never_folded_merged_or_dropped():
+    from redraft.compiler.ir.passes.common import has_effects
+    from redraft.compiler.ir.ssa import Eqn
+    from redraft.compiler.primitives.collectives import axis_index_p, psum_p
+    for prim in (psum_p, axis_index_p):
+        assert has_effects(Eqn(prim, [], [], {}, [], None))
+
+
+def _tangent(v, t):
+    return redraft.jvp(lambda u: lax.psum(jnp.sin(u), "i"), (v,), (t,))
+
+
+def test_pmap_of_jvp_pushes_tangents_through_psum():
+    out, tangent = redraft.pmap(_tangent, axis_name="i")(X, np.ones_like(X))
+    np.testing.assert_allclose(out, [np.sin(X).sum(0)] * 2, rtol=1e-6)
+    np.testing.assert_allclose(tangent, [np.cos(X).sum(0)] * 2, rtol=1e-6)

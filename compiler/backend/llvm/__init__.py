@@ -31,6 +31,7 @@ from llvmlite import ir
 from redraft.compiler.ir.ssa import Function
 
 from . import control, dot, nests, scans, shapes  # noqa: F401  (they fill LOWERINGS)
+from . import collectives  # noqa: F401,E402  (collectives call back into the runtime)
 from .callbacks import install as _install_callbacks
 from .codegen import MachineCode, optimise, parse
 from .dot import warm_up
