@@ -66,9 +66,7 @@ class Pmapped(custom_vjp):
         n = _mapped_size(args, specs)
         _check_not_staged(args)
         devices = self._devices(n)
-        from redraft import distributed
-        remote = distributed.collective_context(n, check=n not in self._checked_sizes)
-        self._checked_sizes.add(n)
+        remote = self._remote(n)
         group = rc.Group(n, remote)
         first = remote.rank * n if remote is not None else 0
         size = remote.size * n if remote is not None else n
@@ -87,6 +85,13 @@ class Pmapped(custom_vjp):
 
         outs = _on_threads(body, n, group, devices)
         return _stack_outputs(outs, self.out_axes)
+
+    def _remote(self, n: int):
+        """The MPI side of the axis (None on one process)."""
+        from redraft import distributed
+        remote = distributed.collective_context(n, check=n not in self._checked_sizes)
+        self._checked_sizes.add(n)
+        return remote
 
     def _devices(self, n: int) -> list:
         from redraft.processes import local_devices
@@ -120,7 +125,7 @@ class Pmapped(custom_vjp):
             return tuple(pull(args_and_g[-1]))
 
         out_spec = self.out_axes if isinstance(self.out_axes, int) else 0
-        bars = Pmapped(device_bwd, self.axis_name, tuple(specs) + (out_spec,), 0,
+        bars = type(self)(device_bwd, self.axis_name, tuple(specs) + (out_spec,), 0,
                        self.static_argnums, self.pmap_devices)(*args, g)
         out, it = [], iter(bars)
         for k, spec in enumerate(specs):
@@ -130,6 +135,29 @@ class Pmapped(custom_vjp):
             bar = next(it)
             out.append(tree_map(lambda b, s=spec: _device_axis_to(np.asarray(b), s), bar))
         return tuple(out)
+
+
+class NamedVmapped(Pmapped):
+    """`vmap(fun, axis_name=...)`: each example is a participant of the collectives over
+    `axis_name`, run on a thread of its own in this process (the semantics of a named vmap
+    axis, as JAX defines them; the examples are not batched into one computation)."""
+
+    def _remote(self, n: int):
+        return None  # a vmapped axis never spans processes
+
+    def _devices(self, n: int) -> list:
+        return [f"example{i}" for i in range(n)]
+
+    def __repr__(self) -> str:
+        return f"<vmap of {getattr(self.pmap_fun, '__name__', self.pmap_fun)!r} over axis " \
+               f"{self.axis_name!r}>"
+
+
+def named_vmap(fun: Callable, axis_name: Any, in_axes: Any, out_axes: Any) -> NamedVmapped:
+    """vmap with an axis name (see NamedVmapped): in_axes and out_axes as pmap takes them."""
+    _check_axes(in_axes, "in_axes")
+    _check_axes(out_axes, "out_axes")
+    return NamedVmapped(fun, axis_name, in_axes, out_axes, (), None)
 
 
 def _device_axis_to(bar: np.ndarray, spec) -> Array:
