@@ -3,8 +3,9 @@
 - the all-reduce of a 10 MB float32 gradient across 2 ranks, as `pmap(lambda g: psum(g))`
   on each rank's one device, against mpi4py's own `Allreduce` of the same buffer into a
   fresh one (the target is ours / mpi4py <= 1.2);
-- the data-parallel MLP step of examples/distributed/mlp_data_parallel.py with a fixed
-  global batch on 1 and on 2 ranks (ms per step, and the speed-up).
+- the data-parallel MLP step of examples/distributed/mlp_data_parallel.py (jit-compiled
+  per-device body) with a fixed global batch on 1 and on 2 ranks (ms per step after the
+  first, and the speed-up), beside what mpi4py alone takes to all-reduce its gradients.
 
     python -m benchmarks.bench_collectives [--repeat 20]      # launches mpirun itself
 
@@ -56,16 +57,7 @@ def measure_all_reduce(repeat: int) -> None:
     def theirs():
         comm.Allreduce(host, np.empty_like(host))
 
-    times: dict[str, list[float]] = {"redraft": [], "mpi4py": []}
-    for k in range(repeat):  # alternate, and alternate who goes first
-        pair = (("redraft", ours), ("mpi4py", theirs))
-        for name, fn in (pair if k % 2 == 0 else pair[::-1]):
-            comm.Barrier()
-            start = time.perf_counter()
-            fn()
-            times[name].append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
-    best = {name: min(ts) for name, ts in times.items()}
-    median = {name: float(np.median(ts)) for name, ts in times.items()}
+    best, median = _alternate(comm, MPI, repeat, {"redraft": ours, "mpi4py": theirs})
     if comm.Get_rank() == 0:
         ratio = best["redraft"] / best["mpi4py"]
         print(f"all-reduce of 10 MB float32 over {comm.Get_size()} ranks (best of {repeat}):")
@@ -73,6 +65,39 @@ def measure_all_reduce(repeat: int) -> None:
             print(f"  {label:20s} {best[name] * 1e3:8.2f} ms  (median "
                   f"{median[name] * 1e3:.2f} ms)")
         print(f"  ratio {ratio:.2f}  (target <= 1.2: {'met' if ratio <= 1.2 else 'NOT met'})")
+    measure_gradient_all_reduce(comm, MPI, repeat)
+
+
+def measure_gradient_all_reduce(comm, MPI, repeat: int) -> None:
+    """The MLP's four gradient arrays all-reduced by mpi4py alone: the communication part
+    of a 2-rank data-parallel step on this machine, for reading the scaling figures."""
+    sys.path.insert(0, str(EXAMPLE.parent))
+    from mlp_data_parallel import init_params
+    arrays = [np.asarray(a) for layer in init_params() for a in layer]
+
+    def exchange():
+        for a in arrays:
+            comm.Allreduce(a, np.empty_like(a))
+
+    best, median = _alternate(comm, MPI, repeat, {"mpi4py": exchange})
+    if comm.Get_rank() == 0:
+        print(f"  the MLP's gradients (4 arrays, 407 KB) by mpi4py: best "
+              f"{best['mpi4py'] * 1e3:.2f} ms, median {median['mpi4py'] * 1e3:.2f} ms")
+
+
+def _alternate(comm, MPI, repeat: int, fns: dict) -> tuple[dict, dict]:
+    """Best and median seconds of each of `fns` (the slowest rank's time), timed in
+    alternation round by round, who goes first alternating too."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns.items())
+    for k in range(repeat):
+        for name, fn in (order if k % 2 == 0 else order[::-1]):
+            comm.Barrier()
+            start = time.perf_counter()
+            fn()
+            times[name].append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
+    return ({name: min(ts) for name, ts in times.items()},
+            {name: float(np.median(ts)) for name, ts in times.items()})
 
 
 def _mpirun() -> str:

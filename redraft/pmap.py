@@ -28,7 +28,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from redraft import distributed
 from redraft.compiler.transforms.custom import custom_vjp
+from redraft.processes import local_devices
 from redraft.runtime import collectives as rc
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
@@ -88,14 +90,12 @@ class Pmapped(custom_vjp):
 
     def _remote(self, n: int):
         """The MPI side of the axis (None on one process)."""
-        from redraft import distributed
         remote = distributed.collective_context(n, check=n not in self._checked_sizes)
         self._checked_sizes.add(n)
         return remote
 
     def _devices(self, n: int) -> list:
-        from redraft.processes import local_devices
-        devices = self.pmap_devices if self.pmap_devices is not None else local_devices()
+        devices = self.pmap_devices if self.pmap_devices is not None else local_devices(backend="cpu")
         if n > len(devices):
             raise ValueError(
                 f"pmap of {getattr(self.pmap_fun, '__name__', 'f')}: the mapped axis has size "

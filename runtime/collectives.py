@@ -57,6 +57,9 @@ class Group:
     def exchange(self, index: int, value: Any, combine: Callable[[list], Any], what: str):
         """Deposit `value`; returns `combine(all values in participant order)`, computed once
         by the last thread to arrive and shared by all."""
+        if self.size == 1:  # nobody to wait for
+            self._check(what)
+            return combine([value])
         with self._cond:
             self._check(what)
             generation = self._generation
@@ -160,8 +163,10 @@ def all_reduce(x: np.ndarray, axis_name: Any, op: str, what: str) -> np.ndarray:
 
     def combine(values):
         remote = frame.group.remote
-        if remote is not None and len(values) == 1:  # MPI reads x, writes a fresh buffer
-            return remote.all_reduce(np.ascontiguousarray(values[0]), op)
+        if len(values) == 1:  # arrays are immutable: no copy on the way through
+            if remote is None:
+                return values[0]
+            return remote.all_reduce(np.ascontiguousarray(values[0]), op)  # into a new buffer
         out = _reduce_local(values, op)
         if remote is not None:
             remote.all_reduce_inplace(out, op)

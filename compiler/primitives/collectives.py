@@ -14,6 +14,7 @@ import numpy as np
 
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
 from redraft.compiler.primitives.base import Primitive, WeakRule
+from redraft.compiler.staging.active import active_builder
 from redraft.runtime import collectives as rc
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
@@ -202,7 +203,6 @@ def pshuffle(x, axis_name, perm):
 
 def axis_index(axis_name):
     """This participant's index along the axis `axis_name` (int32)."""
-    from redraft.compiler.staging.active import active_builder
     name = _name(axis_name)
     rc.frame_of(name, "lax.axis_index")
     builder = active_builder()
