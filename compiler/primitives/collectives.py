@@ -65,6 +65,7 @@ def _gather_eval(x: ShapedArray, *, axis_name, axis_size, axis, tiled) -> Shaped
 
 
 def _scatter_impl(x, *, axis_name, axis_size, scatter_dimension, tiled):
+    _check_size(rc.axis_size(axis_name, "lax.psum_scatter"), axis_size, "lax.psum_scatter")
     total = rc.all_reduce(x, axis_name, "sum", "lax.psum_scatter")
     index = rc.axis_index(axis_name, "lax.psum_scatter")
     chunk = x.shape[scatter_dimension] // axis_size

@@ -54,6 +54,13 @@ def test_two_ranks_see_each_other_and_reduce():
 
 
 @needs_mpi
+def test_two_ranks_of_two_devices_each_form_one_axis_of_four():
+    run = _scenario("four", REDRAFT_NUM_CPU_DEVICES="2")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("4 devices agree") == 2
+
+
+@needs_mpi
 def test_a_rank_that_raises_ends_the_job_with_a_message():
     run = _scenario("raise")
     assert run.returncode != 0
@@ -91,3 +98,10 @@ def test_without_initialize_a_pmap_stays_in_this_process():
     from redraft import distributed
     assert not distributed.is_initialized()
     assert distributed.collective_context(2) is None
+
+
+def test_without_mpi4py_initialize_says_how_to_install_it(monkeypatch):
+    from redraft import distributed
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r"pip install 'redraft\[mpi\]'"):
+        distributed.initialize()
