@@ -137,10 +137,22 @@ def main() -> None:
                       "--repeat", str(args.repeat)]), end="")
     step = [str(EXAMPLE), "--steps", str(args.steps), "--batch", str(args.batch)]
     one, two = _step_ms(_launch(1, step)), _step_ms(_launch(2, step))
+    threads = _step_ms(_threads(step, 2))
     print(f"data-parallel MLP step, global batch {args.batch} ({args.steps} steps):")
-    print(f"  1 rank   {one:8.1f} ms per step")
-    print(f"  2 ranks  {two:8.1f} ms per step   speed-up {one / two:.2f}x "
+    print(f"  1 rank                 {one:8.1f} ms per step")
+    print(f"  2 ranks                {two:8.1f} ms per step   speed-up {one / two:.2f}x "
           f"({os.cpu_count()} cores on this machine)")
+    print(f"  1 process, 2 devices   {threads:8.1f} ms per step   speed-up {one / threads:.2f}x")
+
+
+def _threads(args: list[str], devices: int) -> str:
+    """The example in one process over `devices` CPU devices (one thread each)."""
+    env = dict(os.environ, REDRAFT_NUM_CPU_DEVICES=str(devices))
+    run = subprocess.run([sys.executable] + args, capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=900)
+    if run.returncode != 0:
+        sys.exit(f"the example failed on {devices} devices:\n{run.stdout}\n{run.stderr}")
+    return run.stdout
 
 
 if __name__ == "__main__":
