@@ -95,7 +95,9 @@ class Pmapped(custom_vjp):
         return remote
 
     def _devices(self, n: int) -> list:
-        devices = self.pmap_devices if self.pmap_devices is not None else local_devices(backend="cpu")
+        devices = self.pmap_devices
+        if devices is None:
+            devices = local_devices(backend="cpu")
         if n > len(devices):
             raise ValueError(
                 f"pmap of {getattr(self.pmap_fun, '__name__', 'f')}: the mapped axis has size "
@@ -124,7 +126,7 @@ class Pmapped(custom_vjp):
             _, pull = vjp(fun, *args_and_g[:-1])
             return tuple(pull(args_and_g[-1]))
 
-        out_spec = self.out_axes if isinstance(self.out_axes, int) else 0
+        out_spec = _one_out_axis(self.out_axes, fun)
         bars = type(self)(device_bwd, self.axis_name, tuple(specs) + (out_spec,), 0,
                        self.static_argnums, self.pmap_devices)(*args, g)
         out, it = [], iter(bars)
@@ -135,6 +137,18 @@ class Pmapped(custom_vjp):
             bar = next(it)
             out.append(tree_map(lambda b, s=spec: _device_axis_to(np.asarray(b), s), bar))
         return tuple(out)
+
+
+def _one_out_axis(out_axes, fun) -> int:
+    """The mapped axis of every output, for mapping their cotangents the same way."""
+    axes = set(out_axes) if isinstance(out_axes, (tuple, list)) else {out_axes}
+    if len(axes) != 1 or None in axes:
+        raise NotImplementedError(
+            f"reverse mode through a pmap of {getattr(fun, '__name__', fun)!r} with "
+            f"out_axes={out_axes!r}: redraft maps output cotangents along one axis shared by "
+            "every output (out_axes=None outputs are one device's; differentiate inside the "
+            "pmap instead)")
+    return int(next(iter(axes)))
 
 
 class NamedVmapped(Pmapped):

@@ -274,3 +274,30 @@ def test_grad_through_a_named_vmap_against_numpy():
     w = np.float32(0.3)
     expected = np.sum(_ROWS * np.cos(w * _ROWS) * _ROWS.mean(0))
     np.testing.assert_allclose(redraft.grad(_share_loss)(w), expected, rtol=1e-5)
+
+
+def _squares(v):
+    return lax.psum(v * v, "i")
+
+
+_ALONG_1 = redraft.pmap(_squares, axis_name="i", in_axes=1, out_axes=1)
+_REPLICATED = redraft.pmap(_squares, axis_name="i", out_axes=None)
+
+
+def _weighted(v):
+    return jnp.sum(_ALONG_1(v) * jnp.arange(2.0))
+
+
+def _replicated_total(v):
+    return jnp.sum(_REPLICATED(v))
+
+
+def test_grad_through_a_pmap_mapped_along_axis_1():
+    # every device's output column holds the sum of squares; only column 1 is weighted
+    np.testing.assert_allclose(redraft.grad(_weighted)(X.T), 2 * X.T, rtol=1e-6)
+
+
+def test_grad_through_replicated_outputs_says_what_to_do_instead():
+    np.testing.assert_allclose(_REPLICATED(X), (X * X).sum(0))
+    with pytest.raises(NotImplementedError, match="out_axes=None"):
+        redraft.grad(_replicated_total)(X)
