@@ -43,6 +43,14 @@ class Pmapped(custom_vjp):
 
     def __init__(self, fun: Callable, axis_name: Any, in_axes: Any, out_axes: Any,
                  static_argnums: tuple[int, ...], devices: Sequence | None):
+        # updated=(): a wrapped pmap's attributes must not be copied over this one's
+        @functools.wraps(fun, updated=())
+        def run(*args):
+            return self._run(args)
+        name = getattr(fun, "__name__", "")
+        run.__name__ = name if name.isidentifier() else "pmapped"
+        super().__init__(run, nondiff_argnums=static_argnums)
+        self.defvjp(self._fwd, self._bwd)
         self.pmap_fun = fun
         self.axis_name = axis_name
         self.in_axes = in_axes
@@ -50,14 +58,6 @@ class Pmapped(custom_vjp):
         self.static_argnums = static_argnums
         self.pmap_devices = list(devices) if devices is not None else None
         self._checked_sizes: set[int] = set()  # sizes checked equal across MPI processes
-
-        @functools.wraps(fun)
-        def run(*args):
-            return self._run(args)
-        name = getattr(fun, "__name__", "")
-        run.__name__ = name if name.isidentifier() else "pmapped"
-        super().__init__(run, nondiff_argnums=static_argnums)
-        self.defvjp(self._fwd, self._bwd)
 
     def __repr__(self) -> str:
         return f"<pmap of {getattr(self.pmap_fun, '__name__', self.pmap_fun)!r}>"

@@ -301,3 +301,17 @@ def test_grad_through_replicated_outputs_says_what_to_do_instead():
     np.testing.assert_allclose(_REPLICATED(X), (X * X).sum(0))
     with pytest.raises(NotImplementedError, match="out_axes=None"):
         redraft.grad(_replicated_total)(X)
+
+
+def _two_axes(v):
+    return (lax.psum(v, "j") + 100 * lax.psum(v, "i") + 1000 * lax.axis_index("i")
+            + 10000 * lax.axis_index("j"))
+
+
+def test_nested_pmaps_bind_both_axis_names(monkeypatch):
+    monkeypatch.setenv("REDRAFT_NUM_CPU_DEVICES", "4")
+    x = np.arange(8.0, dtype=np.float32).reshape(2, 2, 2)
+    out = redraft.pmap(redraft.pmap(_two_axes, axis_name="j"), axis_name="i")(x)
+    expected = (x.sum(1, keepdims=True) + 100 * x.sum(0, keepdims=True)
+                + 1000 * np.arange(2)[:, None, None] + 10000 * np.arange(2)[None, :, None])
+    np.testing.assert_allclose(out, expected)
