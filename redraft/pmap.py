@@ -90,6 +90,9 @@ class Pmapped(custom_vjp):
 
     def _remote(self, n: int):
         """The MPI side of the axis (None on one process)."""
+        if rc.frames() and distributed.is_initialized():
+            raise NotImplementedError("a pmap inside another pmap under redraft.distributed: "
+                                      "only the outermost pmap may span the MPI processes")
         remote = distributed.collective_context(n, check=n not in self._checked_sizes)
         self._checked_sizes.add(n)
         return remote

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -31,18 +32,29 @@ def timeout_seconds() -> float:
     return float(os.environ.get("REDRAFT_COLLECTIVE_TIMEOUT", "60"))
 
 
+class _Round:
+    """The rendezvous state of one set of participants: values deposited so far."""
+
+    def __init__(self, size: int):
+        self.values: list = [None] * size
+        self.arrived = 0
+        self.generation = 0
+        self.result: Any = None
+
+
 class Group:
     """A rendezvous of `size` threads of this process, optionally joined across processes
-    by `remote` (an MPI communicator wrapper, see redraft.distributed)."""
+    by `remote` (an MPI communicator wrapper, see redraft.distributed).
+
+    Under nested maps several sets of participants share one Group: a collective over the
+    outer axis combines the values of the threads with the same inner indices, so each
+    set (keyed by those indices) has a rendezvous of its own."""
 
     def __init__(self, size: int, remote: Any = None):
         self.size = size
         self.remote = remote
         self._cond = threading.Condition()
-        self._values: list = [None] * size
-        self._arrived = 0
-        self._generation = 0
-        self._result: Any = None
+        self._rounds: dict[tuple, _Round] = {}
         self._failure: BaseException | None = None
 
     def abort(self, index: int, error: BaseException) -> None:
@@ -54,40 +66,45 @@ class Group:
                     f"{error}); the collectives of the others cannot complete")
             self._cond.notify_all()
 
-    def exchange(self, index: int, value: Any, combine: Callable[[list], Any], what: str):
+    def exchange(self, index: int, value: Any, combine: Callable[[list], Any], what: str,
+                 key: tuple = ()):
         """Deposit `value`; returns `combine(all values in participant order)`, computed once
-        by the last thread to arrive and shared by all."""
+        by the last thread of set `key` to arrive and shared by all of them."""
         if self.size == 1:  # nobody to wait for
             self._check(what)
             return combine([value])
         with self._cond:
             self._check(what)
-            generation = self._generation
-            self._values[index] = value
-            self._arrived += 1
-            if self._arrived == self.size:
+            r = self._rounds.setdefault(key, _Round(self.size))
+            generation = r.generation
+            r.values[index] = value
+            r.arrived += 1
+            if r.arrived == self.size:
                 try:
-                    self._result = combine(list(self._values))
+                    r.result = combine(list(r.values))
                 except BaseException as e:  # the others must not wait for a result
                     self._failure = CollectiveError(f"{what} failed: {e}")
                     self._cond.notify_all()
                     raise
-                self._values = [None] * self.size
-                self._arrived = 0
-                self._generation += 1
+                r.values = [None] * self.size
+                r.arrived = 0
+                r.generation += 1
                 self._cond.notify_all()
-                return self._result
-            deadline = timeout_seconds()
-            while self._generation == generation:
+                return r.result
+            limit = timeout_seconds()
+            deadline = time.monotonic() + limit
+            while r.generation == generation:
                 self._check(what)
-                if not self._cond.wait(timeout=deadline):
+                left = deadline - time.monotonic()
+                if left <= 0:
                     self._failure = CollectiveError(
-                        f"{what} timed out after {deadline:g} s: only {self._arrived} of "
+                        f"{what} timed out after {limit:g} s: only {r.arrived} of "
                         f"{self.size} participants arrived (one stopped or took another "
                         "path; REDRAFT_COLLECTIVE_TIMEOUT sets the limit)")
                     self._cond.notify_all()
                     raise self._failure
-            return self._result
+                self._cond.wait(timeout=left)
+            return r.result
 
     def _check(self, what: str) -> None:
         if self._failure is not None:
@@ -131,14 +148,26 @@ class bound:
 
 def frame_of(axis_name: Any, what: str) -> AxisFrame:
     """The innermost frame named `axis_name`; a NameError (as JAX's) when none is bound."""
+    return _find(axis_name, what)[0]
+
+
+def _participants(axis_name: Any, what: str) -> tuple[AxisFrame, tuple]:
+    """The frame of `axis_name` and the key of this thread's set of participants in it: its
+    indices along the axes bound inside that one (nested maps)."""
+    frame, position = _find(axis_name, what)
+    return frame, tuple(f.index for f in frames()[position + 1:])
+
+
+def _find(axis_name: Any, what: str) -> tuple[AxisFrame, int]:
     if isinstance(axis_name, (tuple, list)):
         if len(axis_name) != 1:
             raise NotImplementedError(f"{what} over several axes {tuple(axis_name)!r}: redraft "
                                       "reduces over one named axis at a time")
         axis_name = axis_name[0]
-    for frame in reversed(frames()):
-        if frame.name == axis_name:
-            return frame
+    stack = frames()
+    for position in range(len(stack) - 1, -1, -1):
+        if stack[position].name == axis_name:
+            return stack[position], position
     bound_names = [f.name for f in frames()]
     raise NameError(f"unbound axis name: {axis_name!r} in {what} (bound here: "
                     f"{bound_names or 'none'}; collectives run inside pmap(f, axis_name=...))")
@@ -158,7 +187,7 @@ def _reduce_local(values: list, op: str) -> np.ndarray:
 
 def all_reduce(x: np.ndarray, axis_name: Any, op: str, what: str) -> np.ndarray:
     """The elementwise `op` ('sum', 'max', 'min') of `x` over every participant of the axis."""
-    frame = frame_of(axis_name, what)
+    frame, key = _participants(axis_name, what)
     x = np.asarray(x)
 
     def combine(values):
@@ -172,12 +201,12 @@ def all_reduce(x: np.ndarray, axis_name: Any, op: str, what: str) -> np.ndarray:
             remote.all_reduce_inplace(out, op)
         return out
 
-    return frame.group.exchange(frame.local_index, x, combine, what)
+    return frame.group.exchange(frame.local_index, x, combine, what, key)
 
 
 def all_gather(x: np.ndarray, axis_name: Any, what: str) -> np.ndarray:
     """Every participant's `x`, stacked along a new leading axis in axis-index order."""
-    frame = frame_of(axis_name, what)
+    frame, key = _participants(axis_name, what)
     x = np.asarray(x)
 
     def combine(values):
@@ -186,7 +215,7 @@ def all_gather(x: np.ndarray, axis_name: Any, what: str) -> np.ndarray:
             return frame.group.remote.all_gather(local)
         return local
 
-    return frame.group.exchange(frame.local_index, x, combine, what)
+    return frame.group.exchange(frame.local_index, x, combine, what, key)
 
 
 def permute(x: np.ndarray, axis_name: Any, perm: tuple, what: str) -> np.ndarray:
