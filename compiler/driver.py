@@ -15,11 +15,11 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
 from redraft.compiler.ir.verify import verify
-from redraft.compiler.staging.active import staging
 from redraft.compiler.staging.interpreter import Interpreter
 from redraft.compiler.transforms.common import core_of
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from redraft.runtime.staging_context import staging
 
 
 @dataclass(frozen=True)

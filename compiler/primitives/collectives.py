@@ -14,7 +14,7 @@ import numpy as np
 
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
 from redraft.compiler.primitives.base import Primitive, WeakRule
-from redraft.compiler.staging.active import active_builder
+from redraft.runtime.staging_context import active_builder
 from redraft.runtime import collectives as rc
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules

@@ -1,5 +1,6 @@
-"""The IR builder this thread is staging into, for operations that have no operand to find
-it through (lax.axis_index reads its value only when compiled code runs)."""
+"""The IR builder this thread is staging into, set by the compiler driver while it stages: for
+operations with no operand to find it through (lax.axis_index reads its value only when
+compiled code runs)."""
 from __future__ import annotations
 
 import threading
