@@ -6,8 +6,8 @@
 Semantics are JAX's: the mapped axis of every mapped argument is split over the devices
 (its size must not exceed the local device count), each device runs `fun` on its slice with
 the axis bound to `axis_name`, and the results are stacked along `out_axes`. Inside `fun`,
-`lax.psum/pmean/pmax/pmin/all_gather/psum_scatter/ppermute/axis_index(axis_name)` are
-collectives over the devices (redraft/compiler/primitives/collectives.py).
+`lax.psum/pmean/pmax/pmin/all_gather/all_to_all/psum_scatter/ppermute/axis_index(axis_name)`
+are collectives over the devices (redraft/compiler/primitives/collectives.py).
 
 Design: each device is a thread of this process (NumPy and compiled code release the GIL),
 running `fun` as it is: eagerly, or compiled when `fun` is `jit(g)` (one compiled body for

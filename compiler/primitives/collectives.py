@@ -1,5 +1,5 @@
-"""Collectives over a named mapped axis: psum, pmax, pmin, pmean, all_gather, psum_scatter,
-ppermute, axis_index.
+"""Collectives over a named mapped axis: psum, pmax, pmin, pmean, all_gather, all_to_all,
+psum_scatter, ppermute, axis_index.
 
 Each is a primitive whose eager rule exchanges host buffers with the other participants of
 the axis (runtime/collectives.py); under jit it is staged as an equation like any other, and
@@ -41,6 +41,7 @@ pmin_p = _all_reduce_p("pmin", "min")
 all_gather_p = Primitive("all_gather", FAMILY)
 psum_scatter_p = Primitive("psum_scatter", FAMILY)
 ppermute_p = Primitive("ppermute", FAMILY)
+all_to_all_p = Primitive("all_to_all", FAMILY)
 axis_index_p = Primitive("axis_index", FAMILY, WeakRule.NEVER)
 
 
@@ -88,6 +89,37 @@ def _scatter_eval(x: ShapedArray, *, axis_name, axis_size, scatter_dimension, ti
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
+def _all_to_all_impl(x, *, axis_name, axis_size, split_axis, concat_axis, tiled):
+    """Block j of `x` along split_axis goes to participant j; participant i concatenates
+    (or stacks) the blocks it receives, in sender order, along concat_axis."""
+    gathered = rc.all_gather(x, axis_name, "lax.all_to_all")   # (senders, *x.shape)
+    _check_size(gathered.shape[0], axis_size, "lax.all_to_all")
+    index = rc.axis_index(axis_name, "lax.all_to_all")
+    chunk = x.shape[split_axis] // axis_size
+    mine = np.take(gathered, np.arange(index * chunk, (index + 1) * chunk), axis=split_axis + 1)
+    if not tiled:
+        mine = np.squeeze(mine, split_axis + 1)             # (senders, *rest)
+        return np.ascontiguousarray(np.moveaxis(mine, 0, concat_axis))
+    return np.concatenate(list(mine), axis=concat_axis)
+
+
+def _all_to_all_eval(x: ShapedArray, *, axis_name, axis_size, split_axis, concat_axis, tiled
+                     ) -> ShapedArray:
+    n = x.shape[split_axis]
+    if (n != axis_size) if not tiled else (n % axis_size):
+        raise ValueError(f"lax.all_to_all: dimension {split_axis} of {x} must "
+                         f"{'be a multiple of' if tiled else 'equal'} the axis size "
+                         f"{axis_size}")
+    shape = list(x.shape)
+    if tiled:
+        shape[split_axis] //= axis_size
+        shape[concat_axis] *= axis_size
+    else:
+        del shape[split_axis]
+        shape.insert(concat_axis, axis_size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
 def _axis_index_impl(*, axis_name):
     return np.asarray(rc.axis_index(axis_name, "lax.axis_index"), np.int32)
 
@@ -105,6 +137,8 @@ abstract_eval_rules[psum_scatter_p] = _scatter_eval
 impl_rules[ppermute_p] = lambda x, *, axis_name, perm: rc.permute(x, axis_name, perm,
                                                                    "lax.ppermute")
 abstract_eval_rules[ppermute_p] = _same
+impl_rules[all_to_all_p] = _all_to_all_impl
+abstract_eval_rules[all_to_all_p] = _all_to_all_eval
 impl_rules[axis_index_p] = _axis_index_impl
 abstract_eval_rules[axis_index_p] = lambda *, axis_name: ShapedArray((), np.dtype(np.int32))
 
@@ -197,6 +231,22 @@ def ppermute(x, axis_name, perm):
                     x)
 
 
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Split `x` into axis-size blocks along `split_axis`, send block j to participant j, and
+    put the blocks received along `concat_axis` (a new axis there unless `tiled`)."""
+    _no_groups(axis_index_groups, "lax.all_to_all")
+    name = _name(axis_name)
+    n = rc.frame_of(name, "lax.all_to_all").size
+
+    def exchange(leaf):
+        leaf = as_array(leaf)
+        split = int(split_axis) % leaf.ndim
+        concat = int(concat_axis) % leaf.ndim  # the result has x's rank either way
+        return bind(all_to_all_p, leaf, axis_name=name, axis_size=n, split_axis=split,
+                    concat_axis=concat, tiled=bool(tiled))
+    return tree_map(exchange, x)
+
+
 def pshuffle(x, axis_name, perm):
     """Participant `i` receives `x` of participant `perm[i]`."""
     return ppermute(x, axis_name, tuple((int(p), i) for i, p in enumerate(perm)))
@@ -222,5 +272,6 @@ def inverse_perm(perm) -> tuple:
     return tuple((int(d), int(s)) for s, d in perm)
 
 
-LAX_FUNCTIONS = {f.__name__: f for f in (psum, pmax, pmin, pmean, all_gather, psum_scatter,
-                                         ppermute, pshuffle, axis_index, axis_size)}
+LAX_FUNCTIONS = {f.__name__: f for f in (psum, pmax, pmin, pmean, all_gather, all_to_all,
+                                         psum_scatter, ppermute, pshuffle, axis_index,
+                                         axis_size)}

@@ -33,6 +33,6 @@ from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa:
                                                 scatter_min, scatter_mul)
 from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: E402,F401,A004
                                                  switch, while_loop)
-from redraft.compiler.primitives.collectives import (all_gather, axis_index,  # noqa: E402,F401
-                                                     axis_size, pmax, pmean, pmin, ppermute,
+from redraft.compiler.primitives.collectives import (all_gather, all_to_all,  # noqa: E402,F401
+                                                     axis_index, axis_size, pmax, pmean, pmin, ppermute,
                                                      pshuffle, psum, psum_scatter)

@@ -315,3 +315,31 @@ def test_nested_pmaps_bind_both_axis_names(monkeypatch):
     expected = (x.sum(1, keepdims=True) + 100 * x.sum(0, keepdims=True)
                 + 1000 * np.arange(2)[:, None, None] + 10000 * np.arange(2)[None, :, None])
     np.testing.assert_allclose(out, expected)
+
+
+def _transpose_blocks(v):
+    return lax.all_to_all(v, "i", 0, 0), lax.all_to_all(v, "i", 0, 1, tiled=True)
+
+
+def test_all_to_all_sends_block_j_to_device_j_eager_and_compiled():
+    x = np.arange(8.0, dtype=np.float32).reshape(2, 2, 2)  # device, block, item
+    for f in (_transpose_blocks, redraft.jit(_transpose_blocks)):
+        stacked, tiled = redraft.pmap(f, axis_name="i")(x)
+        np.testing.assert_allclose(stacked, np.swapaxes(x, 0, 1))
+        # tiled: device i concatenates along axis 1 its rows (1 x 2) from devices 0 and 1
+        np.testing.assert_allclose(tiled, [np.concatenate([x[j, i:i + 1] for j in range(2)], 1)
+                                           for i in range(2)])
+
+
+def _scrambled(w, v):
+    return jnp.sum(lax.all_to_all(w * v, "i", 0, 0) * jnp.arange(4.0).reshape(2, 2))
+
+
+def test_grad_through_all_to_all_is_all_to_all_back():
+    x = np.arange(8.0, dtype=np.float32).reshape(2, 2, 2)
+    g = redraft.pmap(redraft.grad(_scrambled), axis_name="i", in_axes=(None, 0))(
+        np.float32(1.0), x)
+    weights = np.arange(4.0).reshape(2, 2)
+    # device i's block j lands on device j at row i, weighted there by weights[i]
+    expected = [sum(np.sum(x[i, j] * weights[i]) for j in range(2)) for i in range(2)]
+    np.testing.assert_allclose(g, expected, rtol=1e-6)

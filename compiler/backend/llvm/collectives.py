@@ -24,7 +24,8 @@ from .callbacks import OperandSpec, _read_operand
 from .module import FunctionLowering, lowering
 from .types import I64, PTR, VOID, declare, i64
 
-NAMES = ("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "axis_index")
+NAMES = ("psum", "pmax", "pmin", "all_gather", "all_to_all", "psum_scatter", "ppermute",
+         "axis_index")
 
 
 @dataclass(frozen=True)

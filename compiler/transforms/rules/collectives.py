@@ -3,7 +3,8 @@
 Every device's output depends on every device's input, so a reverse rule gathers the
 cotangents of all devices: psum's transpose is psum, pmean's pmean, all_gather's is
 psum_scatter (each device keeps the summed cotangent of its own block) and psum_scatter's
-all_gather; ppermute's is ppermute along the inverse permutation. pmax/pmin pass the
+all_gather; all_to_all's is all_to_all with the split and concat axes swapped; ppermute's
+is ppermute along the inverse permutation. pmax/pmin pass the
 derivative to the devices that hold the extremum, shared equally between ties.
 """
 import numpy as np
@@ -38,6 +39,12 @@ defjvp(lax.psum_scatter, lambda x_dot, ans, x, axis_name, scatter_dimension=0,
 defvjp(lax.psum_scatter, lambda g, ans, x, axis_name, scatter_dimension=0,
        axis_index_groups=None, tiled=False:
        lax.all_gather(g, axis_name, axis=scatter_dimension, tiled=tiled))
+defjvp(lax.all_to_all, lambda x_dot, ans, x, axis_name, split_axis, concat_axis,
+       axis_index_groups=None, tiled=False:
+       lax.all_to_all(x_dot, axis_name, split_axis, concat_axis, tiled=tiled))
+defvjp(lax.all_to_all, lambda g, ans, x, axis_name, split_axis, concat_axis,
+       axis_index_groups=None, tiled=False:
+       lax.all_to_all(g, axis_name, concat_axis, split_axis, tiled=tiled))
 defjvp(lax.ppermute, lambda x_dot, ans, x, axis_name, perm: lax.ppermute(x_dot, axis_name, perm))
 defvjp(lax.ppermute, lambda g, ans, x, axis_name, perm:
        lax.ppermute(g, axis_name, cl.inverse_perm(perm)))
