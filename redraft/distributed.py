@@ -87,11 +87,11 @@ def _local_count() -> int:
     return len(cpu_devices())
 
 
-def remote() -> "Remote | None":
+def remote() -> Remote | None:
     return _STATE.get("remote")
 
 
-def collective_context(local_size: int, check: bool = True) -> "Remote | None":
+def collective_context(local_size: int, check: bool = True) -> Remote | None:
     """The MPI side of a pmap over `local_size` local devices, or None on one process.
     With `check` (pmap asks on a function's first call with each size), every process must
     map the same size: a mismatch would number the devices inconsistently."""

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -284,7 +285,7 @@ def _on_threads(body: Callable[[int], Any], n: int, group: rc.Group, devices: li
     def run(i: int) -> None:
         try:
             results[i] = body(i)
-        except BaseException as e:  # reported below, after every thread has stopped
+        except BaseException as e:  # noqa: BLE001 - re-raised below, once all have stopped
             errors[i] = e
             group.abort(i, e)
 

@@ -11,14 +11,13 @@ is bound to: a name no pmap binds raises NameError, as in JAX.
 from __future__ import annotations
 
 import numpy as np
-
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
 from redraft.compiler.primitives.base import Primitive, WeakRule
-from redraft.runtime.staging_context import active_builder
 from redraft.runtime import collectives as rc
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
 from redraft.runtime.pytree import tree_map
+from redraft.runtime.staging_context import active_builder
 
 FAMILY = "collectives"
 

@@ -3,11 +3,11 @@ import threading
 
 import numpy as np
 import pytest
+from redraft.runtime.collectives import CollectiveError
 
 import redraft
 import redraft.numpy as jnp
 from redraft import lax
-from redraft.runtime.collectives import CollectiveError
 
 X = np.arange(6.0, dtype=np.float32).reshape(2, 3) - 2.0
 

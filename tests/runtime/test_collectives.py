@@ -3,7 +3,6 @@ import threading
 
 import numpy as np
 import pytest
-
 from redraft.runtime import collectives as rc
 
 
@@ -13,7 +12,7 @@ def _run_all(n: int, fn):
     def run(i):
         try:
             results[i] = fn(i)
-        except BaseException as e:  # collected for the assertions
+        except BaseException as e:  # noqa: BLE001 - collected for the assertions
             errors[i] = e
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
@@ -54,8 +53,8 @@ def test_a_missing_participant_times_out(monkeypatch):
 
 def test_an_aborted_group_fails_the_waiting_and_the_late():
     group = rc.Group(2)
-    results, errors = _run_all(2, lambda i: group.exchange(0, 1, sum, "lax.psum") if i == 0
-                               else group.abort(1, RuntimeError("boom")))
+    _, errors = _run_all(2, lambda i: group.exchange(0, 1, sum, "lax.psum") if i == 0
+                         else group.abort(1, RuntimeError("boom")))
     assert isinstance(errors[0], rc.CollectiveError) and "boom" in str(errors[0])
     with pytest.raises(rc.CollectiveError, match="participant 1"):
         group.exchange(1, 1, sum, "lax.psum")

@@ -1,9 +1,9 @@
 """Batching rules of the collectives over a pmap axis inside vmapped code: each example's
 values are combined with the same example's on the other devices, so the batch axis (at 0)
 is carried along and axis arguments shift past it."""
+from redraft.compiler.primitives import collectives as cl
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batch_rules.common import as_array, loop, shift, static_or_none
-from redraft.compiler.primitives import collectives as cl
 from redraft.compiler.transforms.batching import defbatch, defnotbatchable
 
 from redraft import lax

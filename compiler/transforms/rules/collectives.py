@@ -4,15 +4,15 @@ Every device's output depends on every device's input, so a reverse rule gathers
 cotangents of all devices: psum's transpose is psum, pmean's pmean, all_gather's is
 psum_scatter (each device keeps the summed cotangent of its own block) and psum_scatter's
 all_gather; all_to_all's is all_to_all with the split and concat axes swapped; ppermute's
-is ppermute along the inverse permutation. pmax/pmin pass the
-derivative to the devices that hold the extremum, shared equally between ties.
+is ppermute along the inverse permutation. pmax/pmin pass the derivative to the devices
+that hold the extremum, shared equally between ties.
 """
 import numpy as np
+from redraft.compiler.primitives import collectives as cl
+from redraft.compiler.transforms.registry import defjvp, defnondiff, defvjp
 
 import redraft.numpy as jnp
 from redraft import lax
-from redraft.compiler.primitives import collectives as cl
-from redraft.compiler.transforms.registry import defjvp, defnondiff, defvjp
 
 defjvp(lax.psum, lambda x_dot, ans, x, axis_name, axis_index_groups=None:
        lax.psum(x_dot, axis_name))
