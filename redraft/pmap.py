@@ -23,6 +23,7 @@ included (psum's transpose is psum).
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -101,7 +102,7 @@ class Pmapped(custom_vjp):
     def _devices(self, n: int) -> list:
         devices = self.pmap_devices
         if devices is None:
-            devices = local_devices(backend="cpu")
+            devices = _local_cpu_devices()
         if n > len(devices):
             raise ValueError(
                 f"pmap of {getattr(self.pmap_fun, '__name__', 'f')}: the mapped axis has size "
@@ -141,6 +142,19 @@ class Pmapped(custom_vjp):
             bar = next(it)
             out.append(tree_map(lambda b, s=spec: _device_axis_to(np.asarray(b), s), bar))
         return tuple(out)
+
+
+_LOCAL: dict = {}
+
+
+def _local_cpu_devices() -> list:
+    """This process's CPU devices, looked up once per device setting and MPI job (a pmap
+    call would otherwise spend much of its own cost listing them)."""
+    key = (os.environ.get("REDRAFT_NUM_CPU_DEVICES", ""), distributed.remote())
+    found = _LOCAL.get(key)
+    if found is None:
+        found = _LOCAL[key] = local_devices(backend="cpu")
+    return found
 
 
 def _one_out_axis(out_axes, fun) -> int:
