@@ -20,6 +20,7 @@ from redraft.compiler.transforms.common import core_of
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.eager import install_device_binder
 from redraft.runtime.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from redraft.runtime.staging_context import staging
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
     dynamic = tree_unflatten(sig.treedef, staged_leaves)
     it = iter(dynamic)
     call_args = [args[i] if i in static else next(it) for i in range(len(args))]
-    out = Interpreter(builder).call_function(core_of(fun), call_args)
+    with staging(builder):
+        out = Interpreter(builder).call_function(core_of(fun), call_args)
     out_leaves, out_treedef = tree_flatten(out)
     return builder.finish(out_leaves), out_treedef
 

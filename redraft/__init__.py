@@ -8,7 +8,7 @@
     redraft.jit(f)       # compiled through an SSA IR to LLVM (alias: redraft.compile)
 """
 from redraft.runtime.array import Array  # noqa: F401
-from redraft.runtime.devices import Device, default_backend, devices  # noqa: F401
+from redraft.runtime.devices import Device, default_backend  # noqa: F401
 from redraft.runtime.transfer import device_get, device_put  # noqa: F401
 from redraft import numpy, lax, random, tree_util  # noqa: F401
 from redraft.jit import compile, jit, make_ir, make_jaxpr  # noqa: F401,A004
@@ -23,6 +23,8 @@ from redraft.linear import linear_transpose  # noqa: F401
 from redraft.annotations import checkpoint, named_call, remat  # noqa: F401
 from redraft.processes import (block_until_ready, device_count, host_count,  # noqa: F401
                                host_id, host_ids, local_device_count, local_devices,
-                               process_count, process_index, process_indices)
+                               process_count, process_index, process_indices, devices)
+from redraft.pmap import pmap  # noqa: F401
+from redraft import distributed  # noqa: F401
 
 from redraft.version import __version__  # noqa: E402,F401

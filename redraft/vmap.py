@@ -147,6 +147,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: str | No
     if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
                                   or axis_size < 0):
         raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
+    if axis_name is not None:  # collectives over the examples: redraft/pmap.py
+        from redraft.pmap import named_vmap
+        return named_vmap(fun, axis_name, in_axes, out_axes)
     return Vmapped(fun, in_axes, out_axes, None if axis_size is None else int(axis_size))
 
 

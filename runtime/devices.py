@@ -1,7 +1,11 @@
 """Devices: where buffers live. The host CPU always exists; NVIDIA GPUs when pycuda finds one,
-and emulated GPUs (runtime/emulated_gpu.py) after them when REDRAFT_EMULATE_GPU asks."""
+and emulated GPUs (runtime/emulated_gpu.py) after them when REDRAFT_EMULATE_GPU asks.
+REDRAFT_NUM_CPU_DEVICES=N splits the host into N CPU devices (as JAX's
+--xla_force_host_platform_device_count): they share host memory, and pmap runs one thread
+per device."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -11,6 +15,7 @@ class Device:
     platform: str  # "cpu" or "gpu"
     id: int = 0
     emulated: bool = False  # a GPU whose memory and kernels are emulated on the host
+    process_index: int = 0  # the MPI rank owning it (redraft.distributed)
 
     @property
     def device_kind(self) -> str:
@@ -29,6 +34,16 @@ _HOST = Device("cpu", 0)
 
 def host_device() -> Device:
     return _HOST
+
+
+def cpu_devices() -> list[Device]:
+    """The host, or the N CPU devices REDRAFT_NUM_CPU_DEVICES asks for (the first is the host)."""
+    text = os.environ.get("REDRAFT_NUM_CPU_DEVICES", "").strip()
+    if not text:
+        return [_HOST]
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"REDRAFT_NUM_CPU_DEVICES must be a positive integer, got {text!r}")
+    return [_HOST] + [Device("cpu", i) for i in range(1, int(text))]
 
 
 def gpu_devices() -> list[Device]:
@@ -60,7 +75,7 @@ def devices(backend: str | None = None) -> list[Device]:
     if backend not in (None, "cpu", "gpu", "cuda"):
         raise ValueError(f"unknown backend {backend!r}; expected 'cpu' or 'gpu'")
     if backend == "cpu":
-        return [_HOST]
+        return cpu_devices()
     gpus = gpu_devices()
     if backend in ("gpu", "cuda"):
         if not gpus:
@@ -71,7 +86,7 @@ def devices(backend: str | None = None) -> list[Device]:
         return gpus
     if not gpus:
         _notice_no_gpu()
-    return [_HOST] + gpus
+    return cpu_devices() + gpus
 
 
 def default_backend() -> str:

@@ -23,7 +23,9 @@ POOL_WORKERS = "rd_workers"
 PYTHON_CALLBACKS = {"redraft_print_callback": "print (jax.debug.print / print on traced "
                                               "values) calls back into Python",
                     "redraft_host_kernel": "a factorisation or fft calls its host kernel "
-                                           "in Python (kernels/host_calls.py)"}
+                                           "in Python (kernels/host_calls.py)",
+                    "redraft_collective_callback": "collectives (lax.psum, all_gather, ...) "
+                                                   "call back into the pmap runtime"}
 
 
 class NotStandalone(RuntimeError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import threading
 import types
 
 from redraft.compiler.core import ir
@@ -80,7 +81,7 @@ def load(fn: ir.Function, header: str = "") -> types.FunctionType:
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
     path = cache_dir() / f"{fn.name}_{digest}.py"
     if not path.exists() or path.read_text() != text:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # pmap: threads
         tmp.write_text(text)
         tmp.replace(path)
     module_globals = dict(namespace)

@@ -27,6 +27,9 @@ from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # 
                                                  switch, while_loop)
 from redraft.compiler.primitives.fft import FftType, fft  # noqa: F401
 from redraft.lax import linalg  # noqa: F401
+from redraft.compiler.primitives.collectives import (all_gather, all_to_all,  # noqa: F401
+                                                     axis_index, axis_size, pmax, pmean, pmin,
+                                                     ppermute, pshuffle, psum, psum_scatter)
 
 
 globals().update(_ELEMENTWISE)

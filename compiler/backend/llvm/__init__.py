@@ -31,7 +31,7 @@ from collections.abc import Callable
 from llvmlite import ir
 from redraft.compiler.ir.ssa import Function
 
-from . import control, dot, host_kernels, nests, scans, shapes  # noqa: F401  (fill LOWERINGS)
+from . import collectives, control, dot, host_kernels, nests, scans, shapes  # noqa: F401
 from .callbacks import install as _install_callbacks
 from .codegen import MachineCode, optimise, parse
 from .dot import warm_up

@@ -20,11 +20,17 @@ def is_fused(eqn: Eqn) -> bool:
     return eqn.prim is fused_p
 
 
+def _effectful(eqn: Eqn) -> bool:
+    # a collective exchanges values with the other devices when it runs: never folded at
+    # compile time, merged or dropped (every device must make the same calls)
+    return eqn.prim in EFFECT_PRIMITIVES or eqn.prim.family == "collectives"
+
+
 def has_effects(eqn: Eqn) -> bool:
     """True for effectful equations and for control flow whose regions hold one."""
-    if eqn.prim in EFFECT_PRIMITIVES:
+    if _effectful(eqn):
         return True
-    return any(e.prim in EFFECT_PRIMITIVES for r in eqn.regions for e in walk_eqns(r))
+    return any(_effectful(e) for r in eqn.regions for e in walk_eqns(r))
 
 
 def resolve(a: Atom, subst: dict[int, Atom]) -> Atom:

@@ -3,3 +3,4 @@ from redraft.compiler.transforms.rules import (control, elementwise, helpers,  #
                                                reductions,
                                                shapes, structure, lax_elementwise, linalg,
                                                lax_structure, jnp_extra, vmap)
+from redraft.compiler.transforms.rules import collectives  # noqa: E402,F401

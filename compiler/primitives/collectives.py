@@ -1,0 +1,276 @@
+"""Collectives over a named mapped axis: psum, pmax, pmin, pmean, all_gather, all_to_all,
+psum_scatter, ppermute, axis_index.
+
+Each is a primitive whose eager rule exchanges host buffers with the other participants of
+the axis (runtime/collectives.py); under jit it is staged as an equation like any other, and
+the compiled code calls back into the runtime at that point (backend/llvm/collectives.py),
+so one compiled body serves every device. The axis name and, where the result's shape
+depends on it, the axis size are static parameters, read from the axis the calling thread
+is bound to: a name no pmap binds raises NameError, as in JAX.
+"""
+from __future__ import annotations
+
+import numpy as np
+from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
+from redraft.compiler.primitives.base import Primitive, WeakRule
+from redraft.runtime import collectives as rc
+from redraft.runtime.convert import as_array
+from redraft.runtime.eager import bind, impl_rules
+from redraft.runtime.pytree import tree_map
+from redraft.runtime.staging_context import active_builder
+
+FAMILY = "collectives"
+
+
+def _same(x: ShapedArray, **params) -> ShapedArray:
+    return x
+
+
+def _all_reduce_p(name: str, op: str) -> Primitive:
+    prim = Primitive(name, FAMILY)
+    impl_rules[prim] = lambda x, *, axis_name: rc.all_reduce(x, axis_name, op, f"lax.{name}")
+    abstract_eval_rules[prim] = _same
+    return prim
+
+
+psum_p = _all_reduce_p("psum", "sum")
+pmax_p = _all_reduce_p("pmax", "max")
+pmin_p = _all_reduce_p("pmin", "min")
+
+all_gather_p = Primitive("all_gather", FAMILY)
+psum_scatter_p = Primitive("psum_scatter", FAMILY)
+ppermute_p = Primitive("ppermute", FAMILY)
+all_to_all_p = Primitive("all_to_all", FAMILY)
+axis_index_p = Primitive("axis_index", FAMILY, WeakRule.NEVER)
+
+
+def _gather_impl(x, *, axis_name, axis_size, axis, tiled):
+    stacked = rc.all_gather(x, axis_name, "lax.all_gather")
+    _check_size(stacked.shape[0], axis_size, "lax.all_gather")
+    out = np.moveaxis(stacked, 0, axis)
+    if tiled:
+        shape = list(x.shape)
+        shape[axis] *= axis_size
+        out = out.reshape(shape)
+    return np.ascontiguousarray(out)
+
+
+def _gather_eval(x: ShapedArray, *, axis_name, axis_size, axis, tiled) -> ShapedArray:
+    shape = list(x.shape)
+    if tiled:
+        shape[axis] *= axis_size
+    else:
+        shape.insert(axis, axis_size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _scatter_impl(x, *, axis_name, axis_size, scatter_dimension, tiled):
+    _check_size(rc.axis_size(axis_name, "lax.psum_scatter"), axis_size, "lax.psum_scatter")
+    total = rc.all_reduce(x, axis_name, "sum", "lax.psum_scatter")
+    index = rc.axis_index(axis_name, "lax.psum_scatter")
+    chunk = x.shape[scatter_dimension] // axis_size
+    out = np.take(total, np.arange(index * chunk, (index + 1) * chunk), axis=scatter_dimension)
+    return out if tiled else np.squeeze(out, scatter_dimension)
+
+
+def _scatter_eval(x: ShapedArray, *, axis_name, axis_size, scatter_dimension, tiled
+                  ) -> ShapedArray:
+    n = x.shape[scatter_dimension] if scatter_dimension < len(x.shape) else None
+    if n is None or (n != axis_size if not tiled else n % axis_size):
+        raise ValueError(f"lax.psum_scatter: dimension {scatter_dimension} of {x} must "
+                         f"{'be a multiple of' if tiled else 'equal'} the axis size "
+                         f"{axis_size}")
+    shape = list(x.shape)
+    if tiled:
+        shape[scatter_dimension] //= axis_size
+    else:
+        del shape[scatter_dimension]
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _all_to_all_impl(x, *, axis_name, axis_size, split_axis, concat_axis, tiled):
+    """Block j of `x` along split_axis goes to participant j; participant i concatenates
+    (or stacks) the blocks it receives, in sender order, along concat_axis."""
+    gathered = rc.all_gather(x, axis_name, "lax.all_to_all")   # (senders, *x.shape)
+    _check_size(gathered.shape[0], axis_size, "lax.all_to_all")
+    index = rc.axis_index(axis_name, "lax.all_to_all")
+    chunk = x.shape[split_axis] // axis_size
+    mine = np.take(gathered, np.arange(index * chunk, (index + 1) * chunk), axis=split_axis + 1)
+    if not tiled:
+        mine = np.squeeze(mine, split_axis + 1)             # (senders, *rest)
+        return np.ascontiguousarray(np.moveaxis(mine, 0, concat_axis))
+    return np.concatenate(list(mine), axis=concat_axis)
+
+
+def _all_to_all_eval(x: ShapedArray, *, axis_name, axis_size, split_axis, concat_axis, tiled
+                     ) -> ShapedArray:
+    n = x.shape[split_axis]
+    if (n != axis_size) if not tiled else (n % axis_size):
+        raise ValueError(f"lax.all_to_all: dimension {split_axis} of {x} must "
+                         f"{'be a multiple of' if tiled else 'equal'} the axis size "
+                         f"{axis_size}")
+    shape = list(x.shape)
+    if tiled:
+        shape[split_axis] //= axis_size
+        shape[concat_axis] *= axis_size
+    else:
+        del shape[split_axis]
+        shape.insert(concat_axis, axis_size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _axis_index_impl(*, axis_name):
+    return np.asarray(rc.axis_index(axis_name, "lax.axis_index"), np.int32)
+
+
+def _check_size(found: int, expected: int, what: str) -> None:
+    if found != expected:
+        raise rc.CollectiveError(f"{what} was compiled for an axis of size {expected}, but runs "
+                                 f"over {found} participants")
+
+
+impl_rules[all_gather_p] = _gather_impl
+abstract_eval_rules[all_gather_p] = _gather_eval
+impl_rules[psum_scatter_p] = _scatter_impl
+abstract_eval_rules[psum_scatter_p] = _scatter_eval
+impl_rules[ppermute_p] = lambda x, *, axis_name, perm: rc.permute(x, axis_name, perm,
+                                                                   "lax.ppermute")
+abstract_eval_rules[ppermute_p] = _same
+impl_rules[all_to_all_p] = _all_to_all_impl
+abstract_eval_rules[all_to_all_p] = _all_to_all_eval
+impl_rules[axis_index_p] = _axis_index_impl
+abstract_eval_rules[axis_index_p] = lambda *, axis_name: ShapedArray((), np.dtype(np.int32))
+
+
+# ---- the lax functions ----------------------------------------------------------------------
+
+def _name(axis_name):
+    """One hashable axis name (a 1-tuple names the same axis)."""
+    if isinstance(axis_name, (tuple, list)):
+        if len(axis_name) != 1:
+            raise NotImplementedError(f"a collective over several axes {tuple(axis_name)!r}: "
+                                      "redraft reduces over one named axis at a time")
+        return axis_name[0]
+    return axis_name
+
+
+def _no_groups(axis_index_groups, what: str) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{what} with axis_index_groups: redraft's collectives span "
+                                  "the whole axis")
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """The sum of `x` (a pytree) over every participant of the axis `axis_name`."""
+    _no_groups(axis_index_groups, "lax.psum")
+    name = _name(axis_name)
+    rc.frame_of(name, "lax.psum")
+    return tree_map(lambda leaf: bind(psum_p, as_array(leaf), axis_name=name), x)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """The elementwise maximum of `x` over the axis."""
+    _no_groups(axis_index_groups, "lax.pmax")
+    name = _name(axis_name)
+    rc.frame_of(name, "lax.pmax")
+    return tree_map(lambda leaf: bind(pmax_p, as_array(leaf), axis_name=name), x)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """The elementwise minimum of `x` over the axis."""
+    _no_groups(axis_index_groups, "lax.pmin")
+    name = _name(axis_name)
+    rc.frame_of(name, "lax.pmin")
+    return tree_map(lambda leaf: bind(pmin_p, as_array(leaf), axis_name=name), x)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of `x` over the axis (psum divided by the axis size)."""
+    _no_groups(axis_index_groups, "lax.pmean")
+    name = _name(axis_name)
+    n = rc.frame_of(name, "lax.pmean").size
+    return tree_map(lambda leaf: bind(psum_p, as_array(leaf), axis_name=name) / n, x)
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    """Every participant's `x` stacked along a new axis `axis` (concatenated along `axis`
+    when `tiled`), in axis-index order."""
+    _no_groups(axis_index_groups, "lax.all_gather")
+    name = _name(axis_name)
+    n = rc.frame_of(name, "lax.all_gather").size
+
+    def gather(leaf):
+        leaf = as_array(leaf)
+        ax = int(axis) % (leaf.ndim + (0 if tiled else 1))
+        return bind(all_gather_p, leaf, axis_name=name, axis_size=n, axis=ax, tiled=bool(tiled))
+    return tree_map(gather, x)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """psum, of which each participant keeps only its block along `scatter_dimension`."""
+    _no_groups(axis_index_groups, "lax.psum_scatter")
+    name = _name(axis_name)
+    n = rc.frame_of(name, "lax.psum_scatter").size
+
+    def scatter(leaf):
+        leaf = as_array(leaf)
+        return bind(psum_scatter_p, leaf, axis_name=name, axis_size=n,
+                    scatter_dimension=int(scatter_dimension) % max(leaf.ndim, 1),
+                    tiled=bool(tiled))
+    return tree_map(scatter, x)
+
+
+def ppermute(x, axis_name, perm):
+    """Send `x` from participant `src` to participant `dst` for each (src, dst) in `perm`;
+    a participant no pair sends to gets zeros."""
+    name = _name(axis_name)
+    rc.frame_of(name, "lax.ppermute")
+    pairs = tuple((int(s), int(d)) for s, d in perm)
+    return tree_map(lambda leaf: bind(ppermute_p, as_array(leaf), axis_name=name, perm=pairs),
+                    x)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Split `x` into axis-size blocks along `split_axis`, send block j to participant j, and
+    put the blocks received along `concat_axis` (a new axis there unless `tiled`)."""
+    _no_groups(axis_index_groups, "lax.all_to_all")
+    name = _name(axis_name)
+    n = rc.frame_of(name, "lax.all_to_all").size
+
+    def exchange(leaf):
+        leaf = as_array(leaf)
+        split = int(split_axis) % leaf.ndim
+        concat = int(concat_axis) % leaf.ndim  # the result has x's rank either way
+        return bind(all_to_all_p, leaf, axis_name=name, axis_size=n, split_axis=split,
+                    concat_axis=concat, tiled=bool(tiled))
+    return tree_map(exchange, x)
+
+
+def pshuffle(x, axis_name, perm):
+    """Participant `i` receives `x` of participant `perm[i]`."""
+    return ppermute(x, axis_name, tuple((int(p), i) for i, p in enumerate(perm)))
+
+
+def axis_index(axis_name):
+    """This participant's index along the axis `axis_name` (int32)."""
+    name = _name(axis_name)
+    rc.frame_of(name, "lax.axis_index")
+    builder = active_builder()
+    if builder is not None:  # compiling: the index is read when the code runs
+        return builder.stage(axis_index_p, [], {"axis_name": name})
+    return bind(axis_index_p, axis_name=name)
+
+
+def axis_size(axis_name) -> int:
+    """The number of participants along `axis_name` (a Python int)."""
+    return rc.axis_size(_name(axis_name))
+
+
+def inverse_perm(perm) -> tuple:
+    """The pairs of `perm` reversed: ppermute's transpose."""
+    return tuple((int(d), int(s)) for s, d in perm)
+
+
+LAX_FUNCTIONS = {f.__name__: f for f in (psum, pmax, pmin, pmean, all_gather, all_to_all,
+                                         psum_scatter, ppermute, pshuffle, axis_index,
+                                         axis_size)}
