@@ -38,6 +38,7 @@ from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
 from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
 from redraft.runtime.staged import StagedBuf
+from redraft.vmap import install_named_vmap
 
 
 class Pmapped(custom_vjp):
@@ -343,3 +344,6 @@ def _out_axes(out_axes, treedef, n_leaves: int) -> list:
         raise ValueError(f"pmap out_axes {out_axes!r} needs a tuple of {len(out_axes)} "
                          "outputs")
     return [a for a, item in zip(out_axes, marked) for _ in tree_flatten(item)[0]]
+
+
+install_named_vmap(named_vmap)

@@ -137,6 +137,15 @@ def _core_cached(fun: Callable):
     return TRANSFORM_CACHE.get(fun, ("core", closure_state(fun)), lambda: core_of(fun))
 
 
+_NAMED: dict[str, Callable] = {}
+
+
+def install_named_vmap(named_vmap: Callable) -> None:
+    """Called once by redraft.pmap: vmap with an axis_name runs each example as a participant
+    of that axis's collectives (pmap sits above vmap, so it hands this down)."""
+    _NAMED["vmap"] = named_vmap
+
+
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: str | None = None,
          axis_size: int | None = None, spmd_axis_name=None) -> Callable:
     """Vectorise `fun` over the axes `in_axes` of its arguments (see the module docstring)."""
@@ -148,8 +157,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: str | No
                                   or axis_size < 0):
         raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
     if axis_name is not None:  # collectives over the examples: redraft/pmap.py
-        from redraft.pmap import named_vmap
-        return named_vmap(fun, axis_name, in_axes, out_axes)
+        return _NAMED["vmap"](fun, axis_name, in_axes, out_axes)
     return Vmapped(fun, in_axes, out_axes, None if axis_size is None else int(axis_size))
 
 

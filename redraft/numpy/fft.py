@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-import redraft.numpy as jnp
+import redraft.numpy.base as jnp
 from redraft import lax
 from redraft.compiler.primitives.fft import fft as _lax_fft
 

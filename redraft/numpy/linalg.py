@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import redraft.numpy as jnp
+import redraft.numpy.base as jnp
 from redraft.compiler.primitives import factorizations as lax_linalg
 from redraft.numpy import reductions, ufuncs
 from redraft.numpy.promotion import promote_inexact
