@@ -313,7 +313,12 @@ class Lowering:
             return
         target = node.targets[0]
         if isinstance(target, gast.Name):
-            self.expr(node.value, out, target=target.id)
+            value = self.expr_no_assign(node.value, out)
+            if isinstance(value, ir.Ref) and isinstance(value.value,
+                                                        local_functions.LocalFunction):
+                self.local_functions[target.id] = value.value  # `f = jit(g)`, g local
+                return
+            self.emit(out, node.value, value, target.id)
         else:
             self.assign_to(target, self.expr(node.value, out), out, node)
 
@@ -738,6 +743,9 @@ class Lowering:
             fn = self.expr(node.func, out)
         if isinstance(fn, ir.Const):
             self.fail(node, f"{fn.value!r} is not callable")
+        closed = self.transform_of_closure(node, fn, args, kwargs, star)
+        if closed is not None:
+            return closed
         if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
             if kwargs or star is not None:
                 self.fail(node, "call local functions with positional arguments only")
@@ -746,7 +754,39 @@ class Lowering:
                            local_functions.call_atoms(local, tuple(args)))
         if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(fn.value):
             return self.shaped_call(node, fn, args, kwargs)
+        args = [self.function_value(a, node, out) for a in args]
+        kwargs = [(k, self.function_value(a, node, out)) for k, a in kwargs]
         return ir.Call(fn, tuple(args), tuple(kwargs), star)
+
+    def function_value(self, a: ir.Atom, node, out) -> ir.Atom:
+        """Argument `a`, a local function that captures values made a value (a Closure
+        of its captured values) for the callee; any other atom as it is."""
+        if (isinstance(a, ir.Ref) and isinstance(a.value, local_functions.LocalFunction)
+                and a.value.captured):
+            return self.emit(out, node, local_functions.closure_call(a.value))
+        return a
+
+    def transform_of_closure(self, node, fn, args, kwargs, star) -> ir.Ref | None:
+        """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures
+        locals, with constant other arguments: made now (static_calls.construct_closure) as
+        a local function capturing the same values, so that calling it passes them."""
+        from redraft.compiler.transforms import static_calls
+        if not (isinstance(fn, ir.Ref) and id(fn.value) in static_calls.STATIC_CONSTRUCTORS
+                and star is None and args and isinstance(args[0], ir.Ref)
+                and isinstance(args[0].value, local_functions.LocalFunction)
+                and args[0].value.captured):
+            return None
+        rest = list(args[1:]) + [a for _, a in kwargs]
+        if not all(isinstance(a, ir.Const) or (isinstance(a, ir.Ref) and not isinstance(
+                a.value, local_functions.LocalFunction)) for a in rest):
+            return None
+        value = lambda a: a.value
+        local = static_calls.construct_closure(
+            fn.value, args[0].value, tuple(value(a) for a in args[1:]),
+            {k: value(a) for k, a in kwargs})
+        name = self.fresh_local(local.name)
+        self.local_functions[name] = local
+        return ir.Ref(local, name)
 
     def call_args(self, node, out) -> tuple[list[ir.Atom], ir.Atom | None]:
         """(positional atoms, spread atom or None) of a call. `f(*xs)` spreads the atoms of

@@ -77,6 +77,17 @@ class CoreFunction:
     def __redraft_transformable__(self):
         return self.core
 
+    @property
+    def __signature__(self):
+        """Its Core's parameters, so that jit and the transforms bind arguments to them."""
+        import inspect
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        n_required = len(self.core.params) - len(self.core.defaults)
+        return inspect.Signature([
+            inspect.Parameter(p, kind) if i < n_required else
+            inspect.Parameter(p, kind, default=self.core.defaults[i - n_required])
+            for i, p in enumerate(self.core.params)])
+
 
 def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
     """`fn`'s forward-mode derivative in the arguments flagged by `mask`."""

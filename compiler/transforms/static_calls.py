@@ -15,11 +15,35 @@ from typing import Callable
 from redraft.compiler.core import ir
 
 STATIC_CONSTRUCTORS: dict[int, Callable] = {}
+_CLOSING_ARGS: dict[int, Callable] = {}
 
 
-def defstatic_constructor(fn: Callable) -> None:
-    """`fn(constants...)` is pure and cheap: it may be called when the source is read."""
+def defstatic_constructor(fn: Callable, closing_args: Callable | None = None) -> None:
+    """`fn(constants...)` is pure and cheap: it may be called when the source is read.
+    `closing_args(n_own, n_captured, args, kwargs) -> (args, kwargs)` says how the
+    constructor's other arguments change when the function it makes takes `n_captured`
+    more trailing arguments (vmap: their in_axes are None); by default they stay."""
     STATIC_CONSTRUCTORS[id(fn)] = fn
+    if closing_args is not None:
+        _CLOSING_ARGS[id(fn)] = closing_args
+
+
+def construct_closure(constructor: Callable, local, args: tuple, kwargs: dict):
+    """`constructor(local, *args, **kwargs)` for a local function `local` that captures
+    values of its enclosing function (compiler/frontend/local_functions.py): the constructor
+    is applied to the lifted Core function, whose trailing parameters are the captured
+    values, and the result is again a local function capturing the same values. So
+    `jit(lambda z: sin(a * z))(x)` reads as `jit(lifted)(x, a)`, and a transform of the
+    enclosing function sees the call, and `a`, as any other."""
+    from redraft.compiler.frontend.local_functions import LocalFunction
+    n_captured = len(local.captured)
+    n_own = len(local.function.__redraft_transformable__().params) - n_captured
+    closing = _CLOSING_ARGS.get(id(constructor))
+    if closing is not None:
+        args, kwargs = closing(n_own, n_captured, tuple(args), dict(kwargs))
+    made = constructor(local.function, *args, **kwargs)
+    name = f"{local.name}_{getattr(constructor, '__name__', 'made')}"
+    return LocalFunction(name, made, local.captured)
 
 
 def fold_static_calls(fn: ir.Function) -> ir.Function:

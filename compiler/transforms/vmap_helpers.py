@@ -12,7 +12,8 @@ from redraft.compiler.transforms.vmap_linalg import (basis_rows, columns_to_jaco
 from redraft.compiler.transforms.vmap_shapes import (align, align_to_shape,  # noqa
                                                      align_update, any_example, as_index,
                                                      axis_size, broadcast, example_axes,
-                                                     flat_examples, getitem, index, length,
+                                                     flat_examples, getitem, index,
+                                                     index_add_unbatched, length,
                                                      length_any, move_axis, move_leaves,
                                                      ndim, probe, reversed_axes, rows,
                                                      select, select_tree, shape, shift_axis,
