@@ -27,6 +27,9 @@ class Jitted:
     def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = (), device=None):
         functools.update_wrapper(self, fun, updated=())  # never copy fun's __dict__ over ours
+        if not hasattr(self, "__name__"):  # a functools.partial, a callable object
+            self.__name__ = getattr(getattr(fun, "func", None), "__name__",
+                                    type(fun).__name__)
         self.fun = fun
         self._sig = _signature(fun)
         names = list(self._sig.parameters) if self._sig else []
@@ -204,9 +207,16 @@ _asarray = np.asarray
 
 def _signature(fun) -> inspect.Signature | None:
     try:
-        return inspect.signature(fun)
+        sig = inspect.signature(fun)
     except (TypeError, ValueError):
         return None
+    inner = fun
+    while hasattr(inner, "__wrapped__") and not isinstance(inner, functools.partial):
+        inner = inner.__wrapped__
+    if isinstance(inner, functools.partial):  # what it leaves open (its Core's parameters)
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        sig = sig.replace(parameters=[p for p in sig.parameters.values() if p.kind in kinds])
+    return sig
 
 
 def _any_staged(args) -> bool:

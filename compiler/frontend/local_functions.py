@@ -87,7 +87,8 @@ def lift(parent, node, name: str) -> LocalFunction:
     body = node.body if isinstance(node.body, list) else [node.body]
     own_locals = set(own_params) | assigned_names(body)
     reads = set().union(*(read_names(s) for s in body))
-    captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions))
+    captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions)
+                      - set(parent.known))
     for other in reads & set(parent.local_functions):  # a sibling's captures pass through
         captured = sorted(set(captured) | set(parent.local_functions[other].captured))
     lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))

@@ -11,8 +11,10 @@ and line: item/attribute assignment, nested defs and lambdas, break/continue, tr
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 import types
+from dataclasses import dataclass
 
 import gast
 
@@ -68,12 +70,18 @@ class Environment:
         return False, None
 
 
-def lower_function(fn, shape: call_shape.CallShape | None = None) -> ir.Function:
+def lower_function(fn, shape: call_shape.CallShape | None = None,
+                   known: dict | None = None) -> ir.Function:
     """Core for the Python function `fn` (its source is read and parsed with gast); a
     signature with *args, **kwargs or keyword-only parameters is specialised on `shape`
-    (compiler/frontend/call_shape.py; by default, a call with named arguments only)."""
+    (compiler/frontend/call_shape.py; by default, a call with named arguments only).
+    `known` maps parameters to the Python values they are specialised on (a function
+    argument, a bound method's self): the body reads them as it reads globals."""
     parsed = parse_function(fn)
-    return Lowering(fn, parsed, shape).run()
+    lowering = Lowering(fn, parsed, shape)
+    lowering.known = {k: v for k, v in (known or {}).items()
+                      if k in lowering.params and k not in _assigned_names(parsed.node)}
+    return lowering.run()
 
 
 class Lowering:
@@ -97,6 +105,8 @@ class Lowering:
         self.known_tuples: dict[str, tuple[ir.Atom, ...]] = {}  # *args, never reassigned
         self.known_dicts: dict[str, dict[str, ir.Atom]] = {}    # **kwargs, likewise
         self.gathered: tuple[str, ...] = ()  # parameters a call shape added
+        self.known: dict[str, object] = {}  # parameters specialised on a value
+        self.partials: dict[str, PartialCall] = {}  # p = partial(f, ...), never reassigned
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.gathered_params(node, shape or call_shape.CallShape(), assigned)
         if shape is not None and shape.spread:
@@ -186,6 +196,8 @@ class Lowering:
         self.prologue = []
         self.known_tuples, self.known_dicts = {}, {}
         self.gathered = ()
+        self.known = {k: v for k, v in parent.known.items() if k not in self.locals}
+        self.partials = {k: v for k, v in parent.partials.items() if k not in self.locals}
         return self
 
     def fresh_local(self, base: str) -> str:
@@ -216,6 +228,8 @@ class Lowering:
         return name
 
     def emit(self, out: list, node, expr: ir.Expr, target: str | None = None) -> ir.Var:
+        if isinstance(expr, ir.Ref) and isinstance(expr.value, PartialCall):
+            expr = expr.value.as_call()  # the partial object, where it is used as a value
         name = target or self.fresh()
         out.append(ir.Assign((name,), expr, self.origin(node)))
         return ir.Var(name)
@@ -318,9 +332,26 @@ class Lowering:
                                                         local_functions.LocalFunction):
                 self.local_functions[target.id] = value.value  # `f = jit(g)`, g local
                 return
+            if (isinstance(value, ir.Ref) and isinstance(value.value, PartialCall)
+                    and self.assigned_once(target.id)):
+                self.partials[target.id] = value.value  # `p = partial(f, W)`
+                return
             self.emit(out, node.value, value, target.id)
         else:
             self.assign_to(target, self.expr(node.value, out), out, node)
+
+    def stmt_Global(self, node, out):
+        """`global N` only to read N (declared because other code assigns it) says nothing
+        here: N is read as any global. Assigning it would be a side effect, refused."""
+        assigned = _assigned_names(self.parsed.node) if isinstance(
+            self.parsed.node, gast.FunctionDef) else set()
+        written = [n for n in node.names if n in assigned]
+        if written:
+            self.fail(node, f"assigning the global {written[0]!r} inside a transformed "
+                            "function is a side effect redraft cannot stage; return the new "
+                            "value and assign it outside")
+
+    stmt_Nonlocal = stmt_Global
 
     def stmt_AnnAssign(self, node, out):
         if node.value is not None:
@@ -329,6 +360,11 @@ class Lowering:
     def assign_to(self, target, value: ir.Atom, out: list, node) -> None:
         if isinstance(target, gast.Name):
             out.append(ir.Assign((target.id,), value, self.origin(node)))
+        elif isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 1 and not \
+                isinstance(target.elts[0], gast.Starred):
+            # `(x,) = v`: one target name would read as `x = v`, so take the item
+            item = self.emit(out, node, ir.Call(GETITEM, (value, ir.Const(0))))
+            self.assign_to(target.elts[0], item, out, node)
         elif isinstance(target, (gast.Tuple, gast.List)):
             names = []
             nested = []
@@ -404,6 +440,8 @@ class Lowering:
     def stmt_For(self, node, out):
         if node.orelse:
             self.fail(node, "for ... else is not supported")
+        if self.unrolled_over_functions(node, out):
+            return
         target, iterable, body = self.loop_header(node.iter, node.target, node, out)
         for s in node.body:
             self.stmt(s, body)
@@ -426,6 +464,74 @@ class Lowering:
         k = self.fresh()
         self.bind_element(target_node, element(body, ir.Var(k)), body, node)
         return k, indices, body
+
+    def unrolled_over_functions(self, node, out) -> bool:
+        """`for apply, p in zip(applies, params)` where `applies` is a tuple or list of
+        functions known when the source is read (a closure cell, a global, a known
+        argument): the loop is unrolled, each copy of the body reading its function as a
+        constant, so the calls through it are calls of known functions. False (nothing
+        emitted) when the loop is not of that form."""
+        kind = self.builtin_iterator(node.iter)
+        args = [node.iter] if kind is None else list(
+            node.iter.args[:1] if kind == "enumerate" else node.iter.args)
+        consts = [self.constant_functions(a) for a in args]
+        if all(c is None for c in consts):
+            return False
+        start = 0
+        if kind == "enumerate" and (len(node.iter.args) > 1 or node.iter.keywords):
+            start_node = node.iter.args[1] if len(node.iter.args) > 1 else (
+                node.iter.keywords[0].value)
+            if not (isinstance(start_node, gast.Constant) and isinstance(start_node.value, int)):
+                return False
+            start = start_node.value
+        target = node.target
+        if kind is not None:
+            width = 2 if kind == "enumerate" else len(args)
+            if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == width):
+                return False
+            names = target.elts[1:] if kind == "enumerate" else target.elts
+            if kind == "enumerate" and not isinstance(target.elts[0], gast.Name):
+                return False
+        else:
+            names = [target]
+        if any(c is not None and not isinstance(t, gast.Name) for c, t in zip(consts, names)):
+            return False
+        n = min(len(c) for c in consts if c is not None)
+        atoms = [None if c is not None else self.expr(a, out) for a, c in zip(args, consts)]
+        saved = dict(self.known)
+        for k in range(n):
+            if kind == "enumerate":
+                self.known[target.elts[0].id] = k + start
+            for t, c, atom in zip(names, consts, atoms):
+                if c is not None:
+                    self.known[t.id] = c[k]
+                else:
+                    if isinstance(t, gast.Name):
+                        self.known.pop(t.id, None)  # a run-time item shadows a known name
+                    item = self.emit(out, node, ir.Call(GETITEM, (atom, ir.Const(k))))
+                    self.assign_to(t, item, out, node)
+            for s in node.body:
+                self.stmt(s, out)
+        self.known = saved
+        return True
+
+    def constant_functions(self, node) -> tuple | list | None:
+        """The value of `node` when it is a name or attribute known when the source is
+        read that holds a tuple or list of function values, else None."""
+        from redraft.compiler.transforms.callees import is_function_value
+        if not isinstance(node, (gast.Name, gast.Attribute)):
+            return None
+        if isinstance(node, gast.Name) and node.id in self.locals and node.id not in self.known:
+            return None
+        scratch: list = []
+        try:
+            atom = self.expr(node, scratch)
+        except UnsupportedSyntaxError:
+            return None
+        if scratch or not isinstance(atom, ir.Ref) or not isinstance(atom.value, (tuple, list)):
+            return None
+        value = atom.value
+        return value if value and any(is_function_value(v) for v in value) else None
 
     def builtin_iterator(self, node) -> str | None:
         """'enumerate' or 'zip' if `node` calls that builtin (as a loop reads it by index)."""
@@ -584,6 +690,10 @@ class Lowering:
         if node.id in self.local_functions:
             local = self.local_functions[node.id]
             return ir.Ref(local, node.id)
+        if node.id in self.known:
+            return _ref_or_const(self.known[node.id], f"{node.id}_value")
+        if node.id in self.partials:
+            return ir.Ref(self.partials[node.id], node.id)
         if node.id in self.locals:
             return ir.Var(node.id)
         found, value = self.env.lookup(node.id)
@@ -695,6 +805,11 @@ class Lowering:
     def expr_Subscript(self, node, out):
         base = self.expr(node.value, out)
         index = self.index(node.slice, out)
+        if (isinstance(base, ir.Ref) and isinstance(index, ir.Const)
+                and isinstance(base.value, (list, tuple, dict))):
+            item = _known_item(base.value, index.value)
+            if item is not None:  # `activations[2]`: a function chosen when read
+                return ir.Ref(item, f"{base.path.replace('.', '_')}_{_key_name(index.value)}")
         return ir.Call(GETITEM, (base, index))
 
     def index(self, node, out) -> ir.Atom:
@@ -743,6 +858,15 @@ class Lowering:
             fn = self.expr(node.func, out)
         if isinstance(fn, ir.Const):
             self.fail(node, f"{fn.value!r} is not callable")
+        if isinstance(fn, ir.Ref) and fn.value is functools.partial and star is None and args:
+            return ir.Ref(PartialCall(args[0], tuple(args[1:]), tuple(kwargs)), "partial")
+        if isinstance(fn, ir.Ref) and isinstance(fn.value, PartialCall) and star is None:
+            held = fn.value  # a call of partial(f, a)(b) is the call f(a, b)
+            fn, args = held.fn, list(held.args) + list(args)
+            kwargs = list(held.kwargs) + [kv for kv in kwargs
+                                          if kv[0] not in dict(held.kwargs)]
+            if isinstance(fn, ir.Var):
+                return ir.Call(fn, tuple(args), tuple(kwargs))
         closed = self.transform_of_closure(node, fn, args, kwargs, star)
         if closed is not None:
             return closed
@@ -758,9 +882,18 @@ class Lowering:
         kwargs = [(k, self.function_value(a, node, out)) for k, a in kwargs]
         return ir.Call(fn, tuple(args), tuple(kwargs), star)
 
+    def assigned_once(self, name: str) -> bool:
+        node = self.parsed.node
+        body = node.body if isinstance(node.body, list) else [node.body]
+        count = sum(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+                    for stmt in body for n in gast.walk(stmt))
+        return count == 1
+
     def function_value(self, a: ir.Atom, node, out) -> ir.Atom:
         """Argument `a`, a local function that captures values made a value (a Closure
         of its captured values) for the callee; any other atom as it is."""
+        if isinstance(a, ir.Ref) and isinstance(a.value, PartialCall):
+            return self.emit(out, node, a.value.as_call())
         if (isinstance(a, ir.Ref) and isinstance(a.value, local_functions.LocalFunction)
                 and a.value.captured):
             return self.emit(out, node, local_functions.closure_call(a.value))
@@ -989,6 +1122,36 @@ def _assigned_names(fn_node) -> set[str]:
 
 def is_python_function(obj) -> bool:
     return isinstance(obj, types.FunctionType)
+
+
+@dataclass(frozen=True, eq=False)
+class PartialCall:
+    """`functools.partial(fn, *args, **kwargs)` read in the source: calling it is the call
+    of `fn` with these atoms first, so every transform sees that call; where it is used as
+    a value, the partial object is made at run time."""
+    fn: ir.Atom
+    args: tuple
+    kwargs: tuple
+
+    def as_call(self) -> ir.Call:
+        return ir.Call(ir.Ref(functools.partial, "functools.partial", functools),
+                       (self.fn,) + self.args, self.kwargs)
+
+
+def _known_item(container, key):
+    """container[key] when it is a function value (folded when the source is read), else
+    None (data items stay run-time reads)."""
+    from redraft.compiler.transforms.callees import is_function_value
+    try:
+        item = container[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return item if is_function_value(item) else None
+
+
+def _key_name(key) -> str:
+    text = "".join(c if c.isalnum() else "_" for c in str(key))
+    return text or "item"
 
 
 def _ref_or_const(value, name: str) -> ir.Atom:

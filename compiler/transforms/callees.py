@@ -129,6 +129,12 @@ def vjp_of(fn, mask: tuple[bool, ...], mode: str, has_aux: bool = False,
 def vmap_of(fn, in_types: tuple) -> Transformed:
     """`fn` batched for arguments of batch types `in_types` (compiler/transforms/vmap.py);
     it takes one more argument, the number of examples."""
+    from redraft.compiler.transforms import custom
+    if isinstance(fn, custom.custom_jvp):
+        return _batched_custom_jvp(fn, tuple(in_types))
+    if isinstance(fn, custom.custom_vjp):  # batched as its function; its rule is not
+        fn = fn.fun
+
     def make():
         from redraft.compiler.core.loader import load
         from redraft.compiler.transforms.vmap import NeedsExampleLoop, vmap_function
@@ -140,6 +146,25 @@ def vmap_of(fn, in_types: tuple) -> Transformed:
             batched = example_loop_function(fn, core, in_types)
         return load(batched, header=_header(core, "batched (vmap)"))
     return _cached("batched", fn, tuple(in_types), (), make)
+
+
+_BATCHED_CUSTOM: dict[tuple, tuple] = {}
+
+
+def _batched_custom_jvp(fn, in_types: tuple):
+    """vmap of a custom_jvp function: again a custom_jvp, whose function is the batched
+    function and whose rule is the batched rule, so jvp(vmap(f)) uses the user's rule."""
+    from redraft.compiler.transforms import custom
+    key = (id(fn), in_types)
+    hit = _BATCHED_CUSTOM.get(key)
+    if hit is None or hit[0] is not fn:
+        batched = custom.custom_jvp(vmap_of(fn.fun, in_types).fn)
+        if fn.jvp_rule is not None:
+            rule = vmap_of(fn.jvp_rule, (("T", in_types), ("T", in_types)))
+            batched.jvp_rule = CoreFunction(custom.batched_rule_core(fn, rule, len(in_types)))
+        made = Transformed(("batched", key), lambda: batched, f"{fn.__name__}_batched")
+        hit = _BATCHED_CUSTOM[key] = (fn, made)
+    return hit[1]
 
 
 def _header(core, what: str) -> str:
@@ -249,3 +274,118 @@ def needs_specialising(fn) -> bool:
     while hasattr(fn, "__redraft_rewrap__"):
         fn = getattr(fn, "__redraft_inner__", None)
     return fn is not None and specialises(fn)
+
+
+# ---- functions specialised on Python values (function arguments, a method's self) ---------------
+
+def is_function_value(value) -> bool:
+    """Whether `value` is a function value that specialisation holds by identity: a plain
+    function, lambda, partial, bound method, builtin, transformed or jitted function, or
+    custom_jvp/custom_vjp object (an array, a container or a class is not)."""
+    import functools
+    import types
+    from redraft.compiler.frontend.local_functions import Closure, LocalFunction
+    from redraft.compiler.transforms.custom import is_custom
+    if isinstance(value, type):
+        return False
+    return (isinstance(value, (types.FunctionType, types.BuiltinFunctionType,
+                               types.MethodType, functools.partial, LocalFunction, Closure))
+            or is_custom(value) or hasattr(value, "__redraft_transformable__")
+            or hasattr(value, "__redraft_core__"))
+
+
+class Bound:
+    """`fn` specialised on the values of some of its parameters (a function argument, the
+    static arguments of a jitted function, a bound method's self): its Core reads those
+    parameters as constants, so a call through a function argument is a call of that
+    function, transformed as any other. With `drop`, the known parameters leave the
+    signature (a bound method is called without self); otherwise callers still pass them."""
+
+    def __init__(self, fn, known: tuple[tuple[int, object], ...], drop: bool = False):
+        import inspect
+        self.fn = fn
+        self.known = known
+        self.drop = drop
+        self.__name__ = getattr(fn, "__name__", "f")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        sig = inspect.signature(fn)
+        if drop:
+            positions = {i for i, _ in known}
+            sig = sig.replace(parameters=[p for i, p in enumerate(sig.parameters.values())
+                                          if i not in positions])
+        self.__signature__ = sig
+        self._core = None
+
+    def __call__(self, *args, **kwargs):
+        if self.drop:
+            full = list(args)
+            for i, v in sorted(self.known):
+                full.insert(i, v)
+            return self.fn(*full, **kwargs)
+        return self.fn(*args, **kwargs)
+
+    def __redraft_transformable__(self):
+        if self._core is None:
+            import inspect
+            from redraft.compiler.core import ir
+            from redraft.compiler.frontend.normalize import lower_function
+            from redraft.compiler.frontend.ssa import to_ssa
+            from redraft.compiler.transforms.static_calls import fold_static_calls
+            names = list(inspect.signature(self.fn).parameters)
+            known = {names[i]: v for i, v in self.known if i < len(names)}
+            core = lower_function(self.fn, known=known)
+            if self.drop:
+                core = ir.Function(core.name, tuple(p for p in core.params if p not in known),
+                                   core.body, core.defaults, core.filename, core.firstline,
+                                   core.doc, dict(core.meta))
+            self._core = fold_static_calls(to_ssa(core, coalesce=False))
+        return self._core
+
+    def __repr__(self) -> str:
+        return f"<redraft {self.__name__} specialised on {dict(self.known)!r}>"
+
+
+_BOUND: dict[tuple, tuple] = {}
+
+
+def bound(fn, known: tuple[tuple[int, object], ...], drop: bool = False) -> Bound:
+    """The one Bound of `fn` on these values (by identity, cached: transforms of it are
+    cached too; the entry keeps the values alive while their ids are in its key)."""
+    key = (_identity_key(fn), tuple((i, id(v)) for i, v in known), drop)
+    hit = _BOUND.get(key)
+    if hit is None or hit[0] is not fn or any(a is not b for (_, a), (_, b) in
+                                              zip(hit[1], known)):
+        hit = _BOUND[key] = (fn, known, Bound(fn, known, drop))
+    return hit[2]
+
+
+def _source_function(fn) -> bool:
+    """Whether transforms read `fn`'s own source (a plain Python function of the user's)."""
+    import types
+    from redraft.compiler.transforms.custom import is_custom
+    from redraft.compiler.transforms.registry import rules_for
+    return (isinstance(fn, types.FunctionType) and not is_custom(fn)
+            and rules_for(fn) is None and not hasattr(fn, "__redraft_transformable__")
+            and not hasattr(fn, "__redraft_core__")
+            and not (getattr(fn, "__module__", "") or "").startswith("redraft"))
+
+
+def specialise_on_values(fn, args: tuple):
+    """`fn` for a call with positional `args`: Bound on its function-valued arguments (and
+    a jitted function's static ones) when there are any, else `fn` itself."""
+    statics: tuple = ()
+    target = fn
+    static = getattr(fn, "static", None)
+    if type(fn).__name__ == "Jitted" and static and _source_function(fn.fun):
+        target = fn.fun
+        statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
+    if not _source_function(target):
+        return fn
+    known = dict(statics)
+    for i, a in enumerate(args):
+        if i not in known and is_function_value(a):
+            known[i] = a
+    if not known:
+        return fn
+    return bound(target, tuple(sorted(known.items(), key=lambda kv: kv[0])))

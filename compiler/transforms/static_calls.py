@@ -47,7 +47,60 @@ def construct_closure(constructor: Callable, local, args: tuple, kwargs: dict):
 
 
 def fold_static_calls(fn: ir.Function) -> ir.Function:
-    """`fn` with calls of constructed function values resolved (see the module docstring)."""
+    """`fn` with calls of constructed function values resolved (see the module docstring),
+    and calls that pass a known function to a user's function made calls of that function
+    specialised on it (bind_function_arguments)."""
+    return bind_function_arguments(_fold_constructors(fn))
+
+
+def bind_function_arguments(fn: ir.Function) -> ir.Function:
+    """`apply_fn(jnp.tanh, x)` -> `apply_fn_bound(jnp.tanh, x)`: a call of a user's function
+    with function values among its arguments calls that function specialised on them
+    (callees.Bound), whose Core calls them directly, so every transform follows."""
+    from redraft.compiler.transforms import callees
+
+    def fix(e):
+        if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.star_args is None
+                and callees._source_function(e.fn.value)):
+            return e
+        known = tuple((i, a.value) for i, a in enumerate(e.args) if isinstance(a, ir.Ref)
+                      and callees.is_function_value(a.value))
+        if not known:
+            return e
+        target = callees.bound(e.fn.value, known)
+        return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), e.args, e.kwargs, e.star_args)
+
+    changed = [False]
+
+    def fix_counted(e):
+        out = fix(e)
+        changed[0] |= out is not e
+        return out
+
+    body = [_map_calls(s, fix_counted) for s in fn.body]
+    if not changed[0]:
+        return fn
+    return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
+                       fn.doc, dict(fn.meta))
+
+
+def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
+    """`s` with fix applied to the expression of every assignment and expression statement."""
+    block = lambda b: [_map_calls(x, fix) for x in b]
+    if isinstance(s, ir.Assign):
+        return ir.Assign(s.targets, fix(s.expr), s.origin)
+    if isinstance(s, ir.ExprStmt):
+        return ir.ExprStmt(fix(s.expr), s.origin)
+    if isinstance(s, ir.If):
+        return ir.If(s.cond, block(s.body), block(s.orelse), s.origin)
+    if isinstance(s, ir.For):
+        return ir.For(s.target, s.iter, block(s.body), s.origin)
+    if isinstance(s, ir.While):
+        return ir.While(block(s.cond_body), s.cond, block(s.body), s.origin)
+    return s
+
+
+def _fold_constructors(fn: ir.Function) -> ir.Function:
     if not STATIC_CONSTRUCTORS:
         return fn
     from redraft.compiler.transforms.vmap import constant_names
