@@ -79,8 +79,11 @@ def lower_function(fn, shape: call_shape.CallShape | None = None,
     argument, a bound method's self): the body reads them as it reads globals."""
     parsed = parse_function(fn)
     lowering = Lowering(fn, parsed, shape)
-    lowering.known = {k: v for k, v in (known or {}).items()
-                      if k in lowering.params and k not in _assigned_names(parsed.node)}
+    from redraft.compiler.transforms.callees import CalledAs
+    fixed = {k: v for k, v in (known or {}).items()
+             if k in lowering.params and k not in _assigned_names(parsed.node)}
+    lowering.known = {k: v for k, v in fixed.items() if not isinstance(v, CalledAs)}
+    lowering.called_types = {k: v.cls for k, v in fixed.items() if isinstance(v, CalledAs)}
     return lowering.run()
 
 
@@ -106,6 +109,7 @@ class Lowering:
         self.known_dicts: dict[str, dict[str, ir.Atom]] = {}    # **kwargs, likewise
         self.gathered: tuple[str, ...] = ()  # parameters a call shape added
         self.known: dict[str, object] = {}  # parameters specialised on a value
+        self.called_types: dict[str, type] = {}  # parameters whose class's __call__ is known
         self.partials: dict[str, PartialCall] = {}  # p = partial(f, ...), never reassigned
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.gathered_params(node, shape or call_shape.CallShape(), assigned)
@@ -197,6 +201,7 @@ class Lowering:
         self.known_tuples, self.known_dicts = {}, {}
         self.gathered = ()
         self.known = {k: v for k, v in parent.known.items() if k not in self.locals}
+        self.called_types = {}
         self.partials = {k: v for k, v in parent.partials.items() if k not in self.locals}
         return self
 
@@ -858,6 +863,9 @@ class Lowering:
             fn = self.expr(node.func, out)
         if isinstance(fn, ir.Const):
             self.fail(node, f"{fn.value!r} is not callable")
+        if isinstance(fn, ir.Var) and fn.name in self.called_types:
+            cls = self.called_types[fn.name]  # `model(x)`: the class's __call__, self = model
+            fn, args = ir.Ref(cls.__call__, f"{cls.__name__}_call"), [fn] + list(args)
         if isinstance(fn, ir.Ref) and fn.value is functools.partial and star is None and args:
             return ir.Ref(PartialCall(args[0], tuple(args[1:]), tuple(kwargs)), "partial")
         if isinstance(fn, ir.Ref) and isinstance(fn.value, PartialCall) and star is None:

@@ -174,6 +174,16 @@ def tape_from_items(items) -> tuple | None:
     return tape
 
 
+def container_like(value, items: tuple):
+    """The cotangent of `a, b = value` (items: a_bar, b_bar) in value's own container: a
+    list's cotangent is a list, as its pytree structure says."""
+    if isinstance(value, list):
+        return list(items)
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return type(value)(*items)
+    return items
+
+
 def index_add(x, idx, g):
     """The cotangent of `x[idx]` for arrays and Python containers alike."""
     jnp = _jnp()

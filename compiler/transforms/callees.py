@@ -386,6 +386,54 @@ def specialise_on_values(fn, args: tuple):
     for i, a in enumerate(args):
         if i not in known and is_function_value(a):
             known[i] = a
+        elif i not in known and _callable_object(a):
+            known[i] = called_as(type(a))
     if not known:
         return fn
     return bound(target, tuple(sorted(known.items(), key=lambda kv: kv[0])))
+
+
+class CalledAs:
+    """A parameter's known class, whose `__call__` a call through the parameter calls (a
+    model object registered as a pytree: its fields stay values, its method is known)."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def __repr__(self) -> str:
+        return f"<an instance of {self.cls.__qualname__}>"
+
+
+_CALLED_AS: dict[type, CalledAs] = {}
+
+
+def called_as(cls: type) -> CalledAs:
+    hit = _CALLED_AS.get(cls)
+    if hit is None:
+        hit = _CALLED_AS[cls] = CalledAs(cls)
+    return hit
+
+
+def _callable_object(value) -> bool:
+    """An instance of a user's class whose Python `__call__` redraft can read."""
+    import types
+    call = getattr(type(value), "__call__", None)
+    return (not isinstance(value, type) and isinstance(call, types.FunctionType)
+            and not (getattr(type(value), "__module__", "") or "").startswith("redraft"))
+
+
+def specialise_deep(fn, args: tuple):
+    """specialise_on_values through transform wrappers: grad(f) called with a function
+    value (or a model object) is grad(f specialised), re-made around it and cached."""
+    inner = getattr(fn, "__redraft_inner__", None)
+    if getattr(fn, "static", None) or inner is None or not hasattr(fn, "__redraft_rewrap__"):
+        return specialise_on_values(fn, args)
+    target = specialise_deep(inner, args)
+    if target is inner:
+        return fn
+    key = (id(fn), id(target), "values")
+    hit = _REWRAPPED.get(key)
+    if hit is None or hit[0] is not fn or hit[1] is not target:
+        hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(
+            target, ("position",) * len(args)))
+    return hit[2]

@@ -310,6 +310,10 @@ class ReverseMode:
         for t in s.targets:
             self.defined.discard(self.bar(t))
         e = s.expr
+        if isinstance(e, ir.Var) and len(s.targets) > 1:  # `a, b = v`: v's own container
+            like = self.names.fresh("t_bar")
+            out.append(ir.Assign((like,), ir.Call(helper("container_like"), (e, g)), s.origin))
+            g = ir.Var(like)
         if isinstance(e, ir.Var):
             zero = self.masks.get(self.bar(s.targets[0])) if len(s.targets) == 1 else None
             self.accumulate(e, g, out, s.origin, zero=zero)

@@ -237,6 +237,17 @@ def index_add_unbatched(x, idx, batched_idx, g, g_batched: bool, n: int):
     return z.at[batched_idx].add(g)
 
 
+def index_add_unbatched_bar(ct, x, idx, batched_idx, g, g_batched: bool, n: int):
+    """The cotangent of `g` in index_add_unbatched: the item of `ct` it was added to, summed
+    over the examples where `g` was the same for all of them."""
+    if isinstance(x, (tuple, list, dict)):
+        part = ct[idx]
+    else:
+        part = jnp.reshape(ct[batched_idx], jnp.shape(g) if g_batched else
+                           (n,) + tuple(jnp.shape(g)))
+    return part if g_batched else tree_map(lambda leaf: unbroadcast(leaf), part)
+
+
 def _with_item(x, idx, item):
     """Container `x` with item(s) `idx` replaced by `item` (a copy)."""
     if isinstance(x, dict):

@@ -193,6 +193,7 @@ defbatch(ad.push, _push)
 defbatch(ad.tape_items, _tape_items)
 defbatch(ad.tape_from_items, _tape_from_items)
 defbatch(ad.index_add, _index_add)
+defbatch(ad.container_like, same_type_of("items"))  # the items, in value's container
 defbatch(ad.attr_add, _attr_add)
 defbatch(ad.zip_tangent, _zip_tangent)
 defbatch(ad.dict_values, _dict_values)
