@@ -696,7 +696,7 @@ class Lowering:
             local = self.local_functions[node.id]
             return ir.Ref(local, node.id)
         if node.id in self.known:
-            return _ref_or_const(self.known[node.id], f"{node.id}_value")
+            return _known_ref(self.known[node.id], node.id)
         if node.id in self.partials:
             return ir.Ref(self.partials[node.id], node.id)
         if node.id in self.locals:
@@ -1144,6 +1144,17 @@ class PartialCall:
     def as_call(self) -> ir.Call:
         return ir.Call(ir.Ref(functools.partial, "functools.partial", functools),
                        (self.fn,) + self.args, self.kwargs)
+
+
+def _known_ref(value, name: str) -> ir.Atom:
+    """The atom of a parameter specialised on `value`: a constant, a redraft.numpy function
+    by the name the user would write (`jnp.tanh`), else `<name>_value`."""
+    import redraft.numpy as jnp
+    own = getattr(value, "__name__", None)
+    if (isinstance(own, str) and own.isidentifier() and not own.startswith("_")
+            and getattr(jnp, own, None) is value):
+        return ir.Ref(value, f"jnp.{own}", jnp)
+    return _ref_or_const(value, f"{name}_value")
 
 
 def _known_item(container, key):
