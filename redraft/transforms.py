@@ -289,7 +289,35 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         result = _run(f_vjp, args + (ct,))
         return tuple(result[-1])
 
+    # transformable again (vmap(vjp_fun), grad through it, jit(vjp_fun)): Core with the
+    # primals as constants, calling the reverse-mode function
+    _transformable(vjp_fun, lambda: _closed_over_primals(
+        fun, f_vjp, args, ("ct",), -1, "vjp_fun"))
     return (value, vjp_fun, out[1]) if has_aux else (value, vjp_fun)
+
+
+def _closed_over_primals(fun: Callable, made: Callable, primals: tuple, params: tuple,
+                         index: int, suffix: str):
+    """Core of a function that linear maps return (vjp_fun, linearize's f_jvp):
+
+        def f_vjp_fun(ct):
+            results = f_vjp(primal_0, ..., ct)     # the primals are constants
+            out = results[-1]                      # the item `index` of what it returns
+            return out
+    """
+    from redraft.compiler.core import ir
+    from redraft.compiler.transforms.common import GETITEM
+    core = core_of(fun)
+    origin = (core.filename, core.firstline)
+    consts = tuple(ir.Ref(p, f"primal_{i}") for i, p in enumerate(primals))
+    call = ir.Call(ir.Ref(made, f"{core.name}_{suffix}_made"),
+                   consts + tuple(ir.Var(p) for p in params))
+    body = [ir.Assign(("results",), call, origin)]
+    body.append(ir.Assign(("out",), ir.Call(GETITEM, (ir.Var("results"), ir.Const(index))),
+                          origin))
+    body.append(ir.Return(ir.Var("out"), origin))
+    return ir.Function(f"{core.name}_{suffix}", params, body, (), core.filename,
+                       core.firstline)
 
 
 def _check_cotangent(value, ct) -> None:
@@ -329,11 +357,19 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
 
 def linearize(fun: Callable, *primals):
     """(fun(*primals), f_jvp) with f_jvp(*tangents) the jvp at primals."""
-    out = _run(fun_primal(fun), _as_arrays(primals))
+    args = _as_arrays(primals)
+    out = _run(fun_primal(fun), args)
 
     def f_jvp(*tangents):
         return jvp(fun, primals, tangents)[1]
 
+    names = tuple(f"t{i}" for i in range(len(primals)))
+    f_jvp.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    made = callees.jvp_of(callees.specialise_on_values(fun, args),
+                          tuple(True for _ in args))
+    _transformable(f_jvp, lambda: _closed_over_primals(
+        fun, made, args, names, 1, "linearized"))
     return out, f_jvp
 
 

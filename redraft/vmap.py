@@ -473,6 +473,9 @@ def _register_constructors() -> None:
     from redraft import transforms
     from redraft.compiler.transforms.static_calls import defstatic_constructor
     from redraft.jit import jit
+    from redraft.compiler.transforms.static_calls import definline_transform
+    definline_transform(transforms.jvp, "jvp")
+    definline_transform(transforms.vjp, "vjp")
     defstatic_constructor(vmap, _closing_axes)
     for fn in (jit, transforms.grad, transforms.value_and_grad, transforms.jacfwd,
                transforms.jacrev, transforms.jacobian, transforms.hessian):

@@ -235,6 +235,9 @@ class Lowering:
     def emit(self, out: list, node, expr: ir.Expr, target: str | None = None) -> ir.Var:
         if isinstance(expr, ir.Ref) and isinstance(expr.value, PartialCall):
             expr = expr.value.as_call()  # the partial object, where it is used as a value
+        if isinstance(expr, ir.Ref) and isinstance(expr.value, KnownTuple):
+            expr = ir.Tuple(tuple(self.function_value(a, node, out)
+                                  for a in expr.value.items))
         name = target or self.fresh()
         out.append(ir.Assign((name,), expr, self.origin(node)))
         return ir.Var(name)
@@ -363,6 +366,18 @@ class Lowering:
             self.assign_to(node.target, self.expr(node.value, out), out, node)
 
     def assign_to(self, target, value: ir.Atom, out: list, node) -> None:
+        if (isinstance(value, ir.Ref) and isinstance(value.value, KnownTuple)
+                and isinstance(target, (gast.Tuple, gast.List))
+                and len(target.elts) == len(value.value.items)):
+            for t, item in zip(target.elts, value.value.items):  # `y, vjp_fun = vjp(f, x)`
+                if (isinstance(t, gast.Name) and isinstance(item, ir.Ref)
+                        and isinstance(item.value, PartialCall) and self.assigned_once(t.id)):
+                    self.partials[t.id] = item.value
+                else:
+                    self.assign_to(t, self.function_value(item, node, out), out, node)
+            return
+        if isinstance(value, ir.Ref) and isinstance(value.value, (PartialCall, KnownTuple)):
+            value = self.function_value(value, node, out)
         if isinstance(target, gast.Name):
             out.append(ir.Assign((target.id,), value, self.origin(node)))
         elif isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 1 and not \
@@ -810,6 +825,9 @@ class Lowering:
     def expr_Subscript(self, node, out):
         base = self.expr(node.value, out)
         index = self.index(node.slice, out)
+        if (isinstance(base, ir.Ref) and isinstance(base.value, KnownTuple)
+                and isinstance(index, ir.Const) and isinstance(index.value, int)):
+            return base.value.items[index.value]
         if (isinstance(base, ir.Ref) and isinstance(index, ir.Const)
                 and isinstance(base.value, (list, tuple, dict))):
             item = _known_item(base.value, index.value)
@@ -841,6 +859,9 @@ class Lowering:
         lowered = self.control_flow(node, out)
         if lowered is not None:
             return lowered
+        inlined = self.inline_transform(node, out)
+        if inlined is not None:
+            return inlined
         at_update = methods.match_at_update(node)
         if at_update is not None:
             base_node, idx_node, mode, value_node = at_update
@@ -900,12 +921,59 @@ class Lowering:
     def function_value(self, a: ir.Atom, node, out) -> ir.Atom:
         """Argument `a`, a local function that captures values made a value (a Closure
         of its captured values) for the callee; any other atom as it is."""
-        if isinstance(a, ir.Ref) and isinstance(a.value, PartialCall):
-            return self.emit(out, node, a.value.as_call())
+        if isinstance(a, ir.Ref) and isinstance(a.value, (PartialCall, KnownTuple)):
+            return self.emit(out, node, a)
         if (isinstance(a, ir.Ref) and isinstance(a.value, local_functions.LocalFunction)
                 and a.value.captured):
             return self.emit(out, node, local_functions.closure_call(a.value))
         return a
+
+    def inline_transform(self, node, out) -> ir.Expr | None:
+        """`jvp(f, (x,), (v,))` and `vjp(f, x)` on a known function f (module level, or a
+        local function with its captured values held constant), read as calls of f's
+        derivative: the first is `f_jvp(x, v)` -> (out, out_dot); the second is
+        (f(x), partial(f_bwd, x)), whose vjp_fun call is `f_bwd(x, ct)`. So transforms of
+        the enclosing function see derivative code, never redraft's own Python."""
+        from redraft.compiler.transforms import callees, static_calls
+        if node.keywords or any(isinstance(a, gast.Starred) for a in node.args) or not (
+                isinstance(node.func, (gast.Name, gast.Attribute)) and len(node.args) >= 2):
+            return None
+        scratch: list = []
+        try:
+            fn = self.expr(node.func, scratch)
+        except UnsupportedSyntaxError:
+            return None
+        kind = static_calls.INLINE_TRANSFORMS.get(id(fn.value)) if (
+            isinstance(fn, ir.Ref) and not scratch) else None
+        if kind is None:
+            return None
+        if kind == "jvp" and not (len(node.args) == 3 and all(
+                isinstance(a, (gast.Tuple, gast.List)) and not any(
+                    isinstance(e, gast.Starred) for e in a.elts) for a in node.args[1:])
+                and len(node.args[1].elts) == len(node.args[2].elts)):
+            return None
+        f = self.expr(node.args[0], out)
+        if not isinstance(f, ir.Ref) or isinstance(f.value, (PartialCall, KnownTuple)):
+            return None
+        target, extra = f.value, ()
+        if isinstance(target, local_functions.LocalFunction):
+            target, extra = target.function, tuple(ir.Var(n) for n in target.captured)
+        elif not callees.is_function_value(target):
+            return None
+        if kind == "jvp":
+            primals = tuple(self.expr(e, out) for e in node.args[1].elts)
+            tangents = tuple(self.expr(e, out) for e in node.args[2].elts)
+            mask = (True,) * len(primals) + (False,) * len(extra)
+            made = callees.jvp_of(target, mask)
+            return ir.Call(ir.Ref(made, f"{f.path.replace('.', '_')}_jvp"),
+                           primals + extra + tangents)
+        primals = tuple(self.expr(a, out) for a in node.args[1:])
+        value = self.emit(out, node, ir.Call(ir.Ref(target, f.path), primals + extra))
+        mask = (True,) * len(primals) + (False,) * len(extra)
+        bwd = callees.vjp_of(target, mask, "bwd", single=False)
+        vjp_fun = PartialCall(ir.Ref(bwd, f"{f.path.replace('.', '_')}_bwd"), primals + extra,
+                              ())
+        return ir.Ref(KnownTuple((value, ir.Ref(vjp_fun, "vjp_fun"))), "vjp_pair")
 
     def transform_of_closure(self, node, fn, args, kwargs, star) -> ir.Ref | None:
         """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures
@@ -1144,6 +1212,13 @@ class PartialCall:
     def as_call(self) -> ir.Call:
         return ir.Call(ir.Ref(functools.partial, "functools.partial", functools),
                        (self.fn,) + self.args, self.kwargs)
+
+
+@dataclass(frozen=True, eq=False)
+class KnownTuple:
+    """A tuple whose items are known atoms when the source is read (what vjp returns):
+    indexing it with a constant, or unpacking it, reads the items themselves."""
+    items: tuple
 
 
 def _known_ref(value, name: str) -> ir.Atom:

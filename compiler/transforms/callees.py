@@ -260,8 +260,8 @@ def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple
         if hit is None or hit[0] is not fn or hit[1] is not target:
             hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(target, tuple(kinds)))
         return hit[2], flat, kinds
-    if not call_shape.specialises(fn):
-        return None
+    if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
+        return None  # (a function whose Core redraft made takes its arguments as they are)
     shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
                                                    lambda name, value: value)
     shape = call_shape.with_structure(fn, shape, flat)
@@ -273,7 +273,8 @@ def needs_specialising(fn) -> bool:
     from redraft.compiler.frontend.call_shape import specialises
     while hasattr(fn, "__redraft_rewrap__"):
         fn = getattr(fn, "__redraft_inner__", None)
-    return fn is not None and specialises(fn)
+    return (fn is not None and specialises(fn)
+            and not hasattr(fn, "__redraft_transformable__"))
 
 
 # ---- functions specialised on Python values (function arguments, a method's self) ---------------

@@ -28,6 +28,15 @@ def defstatic_constructor(fn: Callable, closing_args: Callable | None = None) ->
         _CLOSING_ARGS[id(fn)] = closing_args
 
 
+INLINE_TRANSFORMS: dict[int, str] = {}
+
+
+def definline_transform(fn: Callable, kind: str) -> None:
+    """`fn` ('jvp' or 'vjp') called inside a transformed function on a known function is
+    read as a call of that function's derivative (compiler/frontend/normalize.py)."""
+    INLINE_TRANSFORMS[id(fn)] = kind
+
+
 def construct_closure(constructor: Callable, local, args: tuple, kwargs: dict):
     """`constructor(local, *args, **kwargs)` for a local function `local` that captures
     values of its enclosing function (compiler/frontend/local_functions.py): the constructor
