@@ -400,6 +400,8 @@ class Lowering:
             out.append(ir.Assign(tuple(names), value, self.origin(node)))
             for elt, tmp in nested:
                 self.assign_to(elt, ir.Var(tmp), out, node)
+        elif isinstance(target, gast.Subscript) and self.built_container(target.value):
+            self.set_item(target, value, out, node)
         elif isinstance(target, gast.Subscript):
             self.fail(node, "item assignment `x[i] = v` is not allowed: arrays are immutable."
                             " Use `x = x.at[i].set(v)`")
@@ -407,7 +409,37 @@ class Lowering:
             self.fail(node, f"cannot assign to {type(target).__name__.lower()} in a "
                             "transformed function")
 
+    def built_container(self, node) -> bool:
+        """Whether `node` names a local that the function only ever binds to a dict or list
+        display it builds (`stats = {"n": 0}`): item assignment on it updates a Python
+        container, never an array."""
+        if not (isinstance(node, gast.Name) and node.id in self.locals):
+            return False
+        root = self.parsed.node
+        body = root.body if isinstance(root.body, list) else [root.body]
+        values = [n.value for stmt in body for n in gast.walk(stmt)
+                  if isinstance(n, gast.Assign) and any(
+                      isinstance(t, gast.Name) and t.id == node.id for t in n.targets)]
+        params = {a.id for a in root.args.args} if hasattr(root, "args") else set()
+        return bool(values) and node.id not in params and all(
+            isinstance(v, (gast.Dict, gast.List, gast.DictComp, gast.ListComp)) for v in values)
+
+    def set_item(self, target, value: ir.Atom, out: list, node) -> None:
+        """`d[k] = v` on a container the function built: d = set_item(d, k, v)."""
+        from redraft.compiler.core import helpers
+        base = self.name(target.value, node)
+        index = self.index(target.slice, out)
+        self.emit(out, node, ir.Call(ir.Ref(helpers.set_item, "set_item"),
+                                     (base, index, value)), target.value.id)
+
     def stmt_AugAssign(self, node, out):
+        if isinstance(node.target, gast.Subscript) and self.built_container(node.target.value):
+            fn, sym = BINOPS[type(node.op)]  # d[k] += v: d = set_item(d, k, d[k] + v)
+            current = self.expr(node.target, out)
+            right = self.expr(node.value, out)
+            updated = self.emit(out, node, ir.Call(ir.Ref(fn, sym), (current, right)))
+            self.set_item(node.target, updated, out, node)
+            return
         if not isinstance(node.target, gast.Name):
             self.fail(node, "augmented assignment to items or attributes is not allowed: "
                             "arrays are immutable; use x = x.at[i].add(v)")

@@ -216,28 +216,32 @@ def ungetitem(x, idx, g, k: int = 1):
     return ad_helpers.zeros_like(x).at[index(idx, k)].add(g)
 
 
-def index_add_unbatched(x, idx, batched_idx, g, g_batched: bool, n: int):
-    """The cotangent of `x[idx]` for an unbatched `x` (the same for every example) and a
-    cotangent `g`: every leaf of the result batched at axis 0. `x` is a Python container
-    (a dict or list of parameters, its item's cotangent put in place) or an array (zeros
-    with `g` added at `batched_idx`, the index behind the batch axis)."""
+def index_add_unbatched(x, idx, batched_idx, g, g_batched: bool, n: int,
+                        x_batched: bool = False):
+    """The cotangent of `x[idx]` for `x` unbatched (the same for every example; or, with
+    x_batched, a container whose leaves are batched) and a cotangent `g`: every leaf of the
+    result batched at axis 0. `x` is a Python container (a dict or list of parameters, its
+    item's cotangent put in place) or an array (zeros with `g` added at `batched_idx`, the
+    index behind the batch axis)."""
     from redraft.compiler.transforms import ad_helpers
     if isinstance(x, (tuple, list, dict)):
         if not g_batched:
             g = tree_map(lambda leaf: broadcast(leaf, n), g)
-        zeros = tree_map(lambda leaf: broadcast(ad_helpers.zeros_like(leaf), n), x)
+        zeros = tree_map(lambda leaf: ad_helpers.zeros_like(leaf) if x_batched else
+                         broadcast(ad_helpers.zeros_like(leaf), n), x)
         if isinstance(x, dict) or not isinstance(idx, slice):
             item = ad_helpers.add(zeros[idx], g)
         else:
             item = [ad_helpers.add(z, v) for z, v in zip(zeros[idx], g)]
         return _with_item(zeros, idx, item)
-    z = broadcast(ad_helpers.zeros_like(x), n)
+    z = ad_helpers.zeros_like(x) if x_batched else broadcast(ad_helpers.zeros_like(x), n)
     if g_batched:
         g = align_update(g, z, batched_idx)
     return z.at[batched_idx].add(g)
 
 
-def index_add_unbatched_bar(ct, x, idx, batched_idx, g, g_batched: bool, n: int):
+def index_add_unbatched_bar(ct, x, idx, batched_idx, g, g_batched: bool, n: int,
+                            x_batched: bool = False):
     """The cotangent of `g` in index_add_unbatched: the item of `ct` it was added to, summed
     over the examples where `g` was the same for all of them."""
     if isinstance(x, (tuple, list, dict)):

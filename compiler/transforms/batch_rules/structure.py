@@ -39,6 +39,28 @@ def _make_dict(b):
     return ir.Call(b.call.fn, (keys, values)), bt.TREE
 
 
+def _set_item(b):
+    """d[k] = v on a dict of known keys: the dict type with k's type that of v; otherwise
+    (a list, keys not known) every leaf of the result batched."""
+    container, key, value = b.call.args
+    tc, tv = b.ctx.type_of(container), b.ctx.type_of(value)
+    try:
+        k = b.static_atom(key)
+    except NotStatic:
+        return loop(b, "any")
+    if bt.kind(tc) == "D":
+        keys, types = list(tc[1]), list(tc[2])
+        if k in keys:
+            types[keys.index(k)] = tv
+        else:
+            keys.append(k)
+            types.append(tv)
+        return b.call, bt.dct(keys, types)
+    container = b.to_batched(container, tc)
+    value = b.to_batched(value, tv)
+    return ir.Call(b.call.fn, (container, key, value)), bt.TREE
+
+
 def _check(b):
     """assert of a batched condition: it must hold for every example."""
     cond = b.emit(ir.Call(jnp_ref("all"), (b.call.args[0],)))
@@ -88,6 +110,7 @@ def _getattr(b):
 
 defbatch(helpers.append, _append)
 defbatch(helpers.make_dict, _make_dict)
+defbatch(helpers.set_item, _set_item)
 defbatch(helpers.check, _check)
 defbatch(helpers.raise_, unbatched_result)
 defbatch(print, unbatched_result)

@@ -19,6 +19,19 @@ defjvp(helpers.make_dict, lambda values_dot, ans, keys, values:
        helpers.make_dict(keys, values_dot), argnames=("values",))
 defvjp(helpers.make_dict, lambda g, ans, keys, values: ad.dict_values(g, keys),
        argnames=("values",))
+defjvp(helpers.set_item,
+       lambda container_dot, ans, container, key, value:
+       helpers.set_item(container_dot, key, ad.zeros_like(value)),
+       lambda value_dot, ans, container, key, value:
+       helpers.set_item(ad.zeros_like(container), key, value_dot),
+       argnames=("container", "value"))
+defjvp_joint(helpers.set_item, lambda container_dot, value_dot, ans, container, key, value:
+             helpers.set_item(container_dot, key, value_dot), ("container", "value"))
+defvjp(helpers.set_item,
+       lambda g, ans, container, key, value: helpers.set_item(g, key, ad.zeros_like(value)),
+       lambda g, ans, container, key, value: g[key],
+       argnames=("container", "value"))
+defstatic(helpers.set_item, "key")
 for _op in (helpers.check, helpers.raise_):
     defnondiff(_op, "no value")
 

@@ -372,3 +372,36 @@ def test_global_read_and_one_item_unpacking():
     close(grad(lambda x: jnp.sum(reads_a_global(x)))(XS), np.full(3, 3.0))
     close(jit(unpacks_one)((XS,)), 2 * XS)
     close(grad(lambda x: jnp.sum(unpacks_one((x,))))(XS), np.full(3, 2.0))
+
+
+def running_variance(x):
+    stats = {"sum": 0.0, "sumsq": 0.0, "n": 0}
+    for v in x:
+        stats["sum"] = stats["sum"] + v
+        stats["sumsq"] += v ** 2
+        stats["n"] += 1
+    mean = stats["sum"] / stats["n"]
+    return stats["sumsq"] / stats["n"] - mean ** 2
+
+
+def test_a_dict_updated_item_by_item_in_a_loop():
+    x = np.array([1.0, 2.0, 4.0, -1.0], np.float32)
+    xd = x.astype(np.float64)
+    slope = 2 * (xd - xd.mean()) / 4
+    close(running_variance(x), np.var(xd), rtol=1e-6)
+    close(jit(running_variance)(x), np.var(xd), rtol=1e-6)
+    close(grad(running_variance)(x), slope, rtol=1e-5)
+    close(jit(grad(running_variance))(x), slope, rtol=1e-5)
+    close(jit(vmap(grad(running_variance)))(np.stack([x, 2 * x])), [slope, 2 * slope],
+          rtol=1e-5, atol=1e-6)
+
+
+def item_assignment_on_an_argument(x):
+    x[0] = 1.0
+    return x
+
+
+def test_item_assignment_on_an_array_is_still_refused_at_the_users_line():
+    with pytest.raises(SyntaxError, match="immutable") as info:
+        jit(item_assignment_on_an_argument)(XS)
+    assert info.value.lineno == item_assignment_on_an_argument.__code__.co_firstlineno + 1
