@@ -990,8 +990,8 @@ class Lowering:
         target, extra = f.value, ()
         if isinstance(target, local_functions.LocalFunction):
             target, extra = target.function, tuple(ir.Var(n) for n in target.captured)
-        elif not callees.is_function_value(target):
-            return None
+        elif not callees.is_function_value(target) or callees.needs_specialising(target):
+            return None  # (*args, **kwargs: specialised on the call's shape when it runs)
         if kind == "jvp":
             primals = tuple(self.expr(e, out) for e in node.args[1].elts)
             tangents = tuple(self.expr(e, out) for e in node.args[2].elts)
