@@ -23,6 +23,9 @@ def zeros_like(x):
             return None
         if isinstance(v, (bool, int, float, complex)):
             return 0.0
+        if isinstance(v, (str, bytes)) or not (isinstance(v, (Array, np.ndarray, np.generic))
+                                               or hasattr(v, "__array__")):
+            return None  # Python-level data (a key path, a treedef): no cotangent
         a = _jnp().asarray(v)
         dtype = a.dtype if a.dtype.kind in "fc" else np.float32
         return _jnp().zeros(a.shape, dtype)
@@ -174,6 +177,12 @@ def tape_from_items(items) -> tuple | None:
     return tape
 
 
+def unflatten_like(leaves, like):
+    """The cotangent of tree_leaves(like): the leaves' cotangents in like's structure."""
+    from redraft.runtime.pytree import tree_structure, tree_unflatten
+    return tree_unflatten(tree_structure(like), list(leaves))
+
+
 def container_like(value, items: tuple):
     """The cotangent of `a, b = value` (items: a_bar, b_bar) in value's own container: a
     list's cotangent is a list, as its pytree structure says."""
@@ -206,10 +215,14 @@ def index_add(x, idx, g):
 def attr_add(obj, name: str, g):
     """The cotangent of `obj.name`: zeros shaped like `obj`, with `g` at field `name`."""
     import copy
-    out = copy.copy(zeros_like(obj))
+    from redraft.runtime.pytree import tree_structure
+    zeros = zeros_like(obj)
+    out = copy.copy(zeros)
     if hasattr(type(out), "_fields"):
         return out._replace(**{name: g})
     setattr(out, name, g)
+    if tree_structure(out) != tree_structure(zeros):
+        return zeros  # the field is the node's static aux data: it has no cotangent
     return out
 
 

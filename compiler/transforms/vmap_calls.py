@@ -114,7 +114,7 @@ def user_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]
         return loop_call(ctx, call, BatchEntry(fn, "loop", returns="any"), origin, out)
     callee = callees.vmap_of(fn, types)
     from redraft.compiler.transforms.custom import is_custom
-    if is_custom(callee.fn):  # a batched custom_jvp: called as itself, rules and all
+    if is_custom(fn):  # a batched custom_jvp: called as itself, rules and all
         callee = callee.fn
     ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_batched")
     return ir.Call(ref, tuple(args) + (ir.Var(ctx.size),)), result

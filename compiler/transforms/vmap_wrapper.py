@@ -101,7 +101,7 @@ class WrapperBuilder:
         out_type = callee_result_type(self.fun, self.core, types)
         callee = callees.vmap_of(self.fun, types)
         from redraft.compiler.transforms.custom import is_custom
-        if is_custom(callee.fn):  # a batched custom_jvp: called as itself, rules and all
+        if is_custom(self.fun):  # a batched custom function: called as itself, rules and all
             callee = callee.fn
         ref = ir.Ref(callee, f"{self.core.name}_batched")
         out = self.emit(ir.Call(ref, tuple(args) + (size,)), "out")

@@ -3,6 +3,8 @@ read structure (len of a tuple), and the builtins that would need one example's 
 import builtins
 
 from redraft.compiler.core import helpers, ir
+from redraft.compiler.transforms import ad_helpers as ad
+from redraft.runtime import pytree
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batch_rules.common import elementwise, loop, unbatched_result
 from redraft.compiler.transforms.batching import NotStatic, defbatch, defnotbatchable
@@ -61,6 +63,20 @@ def _set_item(b):
     return ir.Call(b.call.fn, (container, key, value)), bt.TREE
 
 
+def _leaves_of(b):
+    """tree_leaves of a batched tree: its leaves, each batched."""
+    tree = b.call.args[0]
+    tree = b.to_batched(tree, b.ctx.type_of(tree))
+    return ir.Call(b.call.fn, (tree,) + tuple(b.call.args[1:]), b.call.kwargs), bt.seq(bt.B)
+
+
+def _tree_of_leaves(b):
+    """unflatten_like(leaves, like): a tree whose leaves are all batched."""
+    leaves, like = b.call.args
+    leaves = b.to_batched(leaves, b.ctx.type_of(leaves))
+    return ir.Call(b.call.fn, (leaves, like)), bt.TREE
+
+
 def _check(b):
     """assert of a batched condition: it must hold for every example."""
     cond = b.emit(ir.Call(jnp_ref("all"), (b.call.args[0],)))
@@ -111,6 +127,8 @@ def _getattr(b):
 defbatch(helpers.append, _append)
 defbatch(helpers.make_dict, _make_dict)
 defbatch(helpers.set_item, _set_item)
+defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
+defbatch(ad.unflatten_like, lambda b: _tree_of_leaves(b))
 defbatch(helpers.check, _check)
 defbatch(helpers.raise_, unbatched_result)
 defbatch(print, unbatched_result)

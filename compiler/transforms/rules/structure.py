@@ -4,6 +4,7 @@ import inspect
 
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms import ad_helpers as ad
+from redraft.runtime import pytree
 from redraft.compiler.transforms.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
                                                   defvjp)
 
@@ -32,6 +33,16 @@ defvjp(helpers.set_item,
        lambda g, ans, container, key, value: g[key],
        argnames=("container", "value"))
 defstatic(helpers.set_item, "key")
+# ---- pytree leaves: a list of a tree's leaves, and back ------------------------------------------
+defjvp(pytree.tree_leaves, lambda tree_dot, ans, tree, is_leaf=None:
+       pytree.tree_leaves(tree_dot, is_leaf), argnames=("tree",))
+defvjp(pytree.tree_leaves, lambda g, ans, tree, is_leaf=None: ad.unflatten_like(g, tree),
+       argnames=("tree",))
+defjvp(ad.unflatten_like, lambda leaves_dot, ans, leaves, like:
+       ad.unflatten_like(leaves_dot, like), argnames=("leaves",))
+defvjp(ad.unflatten_like, lambda ct, ans, leaves, like: pytree.tree_leaves(ct),
+       argnames=("leaves",))
+defstatic(ad.unflatten_like, "like")
 for _op in (helpers.check, helpers.raise_):
     defnondiff(_op, "no value")
 

@@ -405,3 +405,19 @@ def test_item_assignment_on_an_array_is_still_refused_at_the_users_line():
     with pytest.raises(SyntaxError, match="immutable") as info:
         jit(item_assignment_on_an_argument)(XS)
     assert info.value.lineno == item_assignment_on_an_argument.__code__.co_firstlineno + 1
+
+
+def leaf_sum(p):
+    return sum(jnp.sum(leaf) for leaf in tree_util.tree_leaves(p))
+
+
+def test_gradient_through_tree_leaves_and_static_aux_fields():
+    params = {"dense": {"w": np.ones((1, 2), np.float32), "b": np.float32([0.5])},
+              "scale": np.float32(2.0)}
+    g = grad(leaf_sum)(params)
+    close(g["dense"]["w"], np.ones((1, 2)))
+    close(jit(grad(leaf_sum))(params)["scale"], 1.0)
+    m = Scaled(np.array([1.0, 2.0], np.float32), {"scale": 2.0})
+    gm = grad(scaled_sum)(m, 0.5)
+    assert isinstance(gm, Scaled) and gm.settings == {"scale": 2.0}
+    close(gm.w, 2.0 * 0.5 * (1 - np.tanh(m.w * 0.5) ** 2), rtol=1e-5)
