@@ -55,8 +55,14 @@ class Jitted:
         if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
             return args
         bound = self._sig.bind(*args, **kwargs)
+        given = [list(self._sig.parameters).index(n) for n in bound.arguments]
         bound.apply_defaults()
-        return tuple(bound.arguments.values())
+        values = tuple(bound.arguments.values())
+        if _library_function(self.fun):
+            # jit(jnp.linalg.norm): parameters the caller left out keep their Python
+            # defaults inside the function (keepdims=False is a flag, not a traced bool)
+            return values[:max(given) + 1] if given else ()
+        return values
 
     def __call__(self, *args, **kwargs):
         key = None if kwargs or self.static or self.device else fast_key(args)
@@ -203,6 +209,12 @@ def _fast_buffers(args: tuple, dtypes: tuple) -> list:
 
 
 _asarray = np.asarray
+
+
+def _library_function(fun) -> bool:
+    """A function of redraft's own library (redraft.numpy, redraft.nn, ...)."""
+    module = getattr(fun, "__module__", "") or ""
+    return module.startswith("redraft.") and not module.startswith("redraft.compiler")
 
 
 def _signature(fun) -> inspect.Signature | None:

@@ -370,7 +370,8 @@ def _op_wrapper(op) -> ir.Function:
                      and p.default is not inspect.Parameter.empty)
     name = getattr(op, "__name__", "op")
     module = getattr(op, "__module__", "") or ""
-    path = f"jnp.{name}" if module.startswith("redraft.numpy") else name
+    path = (f"jnp{module[len('redraft.numpy'):]}.{name}" if module.startswith("redraft.numpy")
+            else name)  # jnp.linalg.norm, not jnp.norm
     ref = ir.Ref(op, path, _module_root(op) if path.startswith("jnp.") else None)
     body = [ir.Assign(("out",), ir.Call(ref, tuple(ir.Var(p) for p in params))),
             ir.Return(ir.Var("out"))]

@@ -421,3 +421,14 @@ def test_gradient_through_tree_leaves_and_static_aux_fields():
     gm = grad(scaled_sum)(m, 0.5)
     assert isinstance(gm, Scaled) and gm.settings == {"scale": 2.0}
     close(gm.w, 2.0 * 0.5 * (1 - np.tanh(m.w * 0.5) ** 2), rtol=1e-5)
+
+
+def test_library_functions_transformed_directly():
+    v = np.array([3.0, 4.0], np.float32)
+    U = np.array([[1.0, 2.0], [2.0, 2.0], [0.0, 3.0]], np.float32)
+    close(jit(jnp.linalg.norm)(v), 5.0)
+    close(grad(jnp.linalg.norm)(v), v / 5.0)
+    close(jit(jnp.linalg.norm, static_argnames=("axis",))(U, axis=1), np.linalg.norm(U, axis=1),
+          rtol=1e-6)
+    close(jit(redraft.nn.softmax)(v), np.exp(v) / np.exp(v).sum(), rtol=1e-6)
+    close(vmap(grad(jnp.tanh))(XS), 1 - np.tanh(XS) ** 2, rtol=1e-6)
