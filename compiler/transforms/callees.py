@@ -438,3 +438,32 @@ def specialise_deep(fn, args: tuple):
         hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(
             target, ("position",) * len(args)))
     return hit[2]
+
+
+_BOUND_CUSTOM: dict[tuple, tuple] = {}
+
+
+def bound_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
+    """A custom_vjp function specialised on function-valued arguments (a fixed-point
+    solver's map): its function, fwd and bwd rules each Bound on them (bwd receives the
+    nondiff arguments first), so every transform of the rules calls the known function."""
+    from redraft.compiler.transforms.custom import custom_vjp
+    key = (id(fn), tuple((i, id(v)) for i, v in known))
+    hit = _BOUND_CUSTOM.get(key)
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    if fn.fwd is None or fn.bwd is None or not all(
+            _source_function(f) for f in (fn.fun, fn.fwd, fn.bwd)):
+        return fn
+    n = len(inspect_params(fn.fun))
+    nondiff = sorted(i % n for i in fn.nondiff_argnums)
+    made = custom_vjp(bound(fn.fun, known), nondiff_argnums=fn.nondiff_argnums)
+    bwd_known = tuple((nondiff.index(i), v) for i, v in known if i in nondiff)
+    made.defvjp(bound(fn.fwd, known), bound(fn.bwd, bwd_known) if bwd_known else fn.bwd)
+    _BOUND_CUSTOM[key] = (fn, made, known)
+    return made
+
+
+def inspect_params(fn) -> tuple[str, ...]:
+    import inspect
+    return tuple(inspect.signature(fn).parameters)

@@ -125,7 +125,8 @@ def _fresh(params: tuple[str, ...]):
 
 
 def _function(name: str, params, body, fn) -> ir.Function:
-    code = fn.fun.__code__
+    code = getattr(fn.fun, "__code__", None) or getattr(getattr(fn.fun, "fn", None),
+                                                        "__code__", None)  # a Bound's own
     return ir.Function(name, tuple(params), body, (), code.co_filename, code.co_firstlineno)
 
 
@@ -223,17 +224,25 @@ def custom_vjp_bwd_core(fn: custom_vjp, mask: tuple[bool, ...], single: bool) ->
     params = _params(fn)
     nm = _fresh(params)
     ct, pair, res, bars = nm("ct"), nm("pair"), nm("res"), nm("all_bars")
+    # nondiff_argnums: bwd takes them first, and returns cotangents of the others only
+    nondiff = sorted(i % len(params) for i in fn.nondiff_argnums)
+    position = {i: j for j, i in enumerate(i for i in range(len(params)) if i not in nondiff)}
     body: list[ir.Stmt] = [
         ir.Assign((pair,), ir.Call(ir.Ref(fn.fwd, fn.fwd.__name__),
                                    tuple(ir.Var(p) for p in params))),
         ir.Assign((res,), ir.Call(GETITEM, (ir.Var(pair), ir.Const(1)))),
-        ir.Assign((bars,), ir.Call(ir.Ref(fn.bwd, fn.bwd.__name__), (ir.Var(res), ir.Var(ct)))),
+        ir.Assign((bars,), ir.Call(ir.Ref(fn.bwd, fn.bwd.__name__), tuple(
+            ir.Var(params[i]) for i in nondiff) + (ir.Var(res), ir.Var(ct)))),
     ]
     picked = []
     for i, m in enumerate(mask):
         if m:
             b = nm(f"{params[i]}_bar")
-            body.append(ir.Assign((b,), ir.Call(GETITEM, (ir.Var(bars), ir.Const(i)))))
+            if i in position:
+                bar = ir.Call(GETITEM, (ir.Var(bars), ir.Const(position[i])))
+            else:  # a nondiff argument: no cotangent from the rule
+                bar = ir.Call(helper("zeros_like"), (ir.Var(params[i]),))
+            body.append(ir.Assign((b,), bar))
             picked.append(ir.Var(b))
     if single:
         body.append(ir.Return(picked[0]))

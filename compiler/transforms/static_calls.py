@@ -68,15 +68,21 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
     (callees.Bound), whose Core calls them directly, so every transform follows."""
     from redraft.compiler.transforms import callees
 
+    from redraft.compiler.transforms.custom import custom_vjp
+
     def fix(e):
         if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.star_args is None
-                and callees._source_function(e.fn.value)):
+                and (callees._source_function(e.fn.value)
+                     or isinstance(e.fn.value, custom_vjp))):
             return e
         known = tuple((i, a.value) for i, a in enumerate(e.args) if isinstance(a, ir.Ref)
                       and callees.is_function_value(a.value))
         if not known:
             return e
-        target = callees.bound(e.fn.value, known)
+        if isinstance(e.fn.value, custom_vjp):
+            target = callees.bound_custom_vjp(e.fn.value, known)
+        else:
+            target = callees.bound(e.fn.value, known)
         return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), e.args, e.kwargs, e.star_args)
 
     changed = [False]

@@ -432,3 +432,45 @@ def test_library_functions_transformed_directly():
           rtol=1e-6)
     close(jit(redraft.nn.softmax)(v), np.exp(v) / np.exp(v).sum(), rtol=1e-6)
     close(vmap(grad(jnp.tanh))(XS), 1 - np.tanh(XS) ** 2, rtol=1e-6)
+
+
+def cos_map(a, x):
+    return a * jnp.cos(x)
+
+
+def np_cos_fixed_point(a):
+    x = a
+    for _ in range(200):
+        x = a * np.cos(x)
+    return x, np.cos(x) / (1 + a * np.sin(x))
+
+
+def test_custom_vjp_with_a_nondiff_function_argument():
+    @partial(redraft.custom_vjp, nondiff_argnums=(0,))
+    def fixed_point(g, a, x0):
+        def not_converged(state):
+            prev, x, it = state
+            return (jnp.abs(x - prev) > 1e-6) & (it < 100)
+
+        def iterate(state):
+            _, x, it = state
+            return x, g(a, x), it + 1
+
+        return redraft.lax.while_loop(not_converged, iterate, (x0, g(a, x0), 0))[1]
+
+    def fixed_point_fwd(g, a, x0):
+        x = fixed_point(g, a, x0)
+        return x, (a, x)
+
+    def fixed_point_bwd(g, res, x_bar):
+        a, x = res
+        _, vjp_a = redraft.vjp(lambda a: g(a, x), a)
+        (a_bar,) = vjp_a(x_bar / (1.0 - grad(g, argnums=1)(a, x)))
+        return a_bar, jnp.zeros_like(x)
+
+    fixed_point.defvjp(fixed_point_fwd, fixed_point_bwd)
+    close(fixed_point(cos_map, 0.5, 0.5), np_cos_fixed_point(0.5)[0], rtol=1e-5)
+    close(grad(lambda a: fixed_point(cos_map, a, a))(0.5), np_cos_fixed_point(0.5)[1], rtol=1e-4)
+    a_s = np.array([0.3, 0.8], np.float32)
+    close(jit(vmap(grad(lambda a: fixed_point(cos_map, a, a))))(a_s),
+          [np_cos_fixed_point(a)[1] for a in a_s], rtol=1e-4)
