@@ -334,6 +334,8 @@ class Lowering:
                 self.assign_to(t, value, out, node)
             return
         target = node.targets[0]
+        if self.parallel_assign(target, node.value, out, node):
+            return
         if isinstance(target, gast.Name):
             value = self.expr_no_assign(node.value, out)
             if isinstance(value, ir.Ref) and isinstance(value.value,
@@ -408,6 +410,24 @@ class Lowering:
         else:
             self.fail(node, f"cannot assign to {type(target).__name__.lower()} in a "
                             "transformed function")
+
+    def parallel_assign(self, target, value, out: list, node) -> bool:
+        """`(x,), (t,) = primals, tangents`: a tuple display assigned to a tuple target of
+        the same length, item by item (no tuple is built and taken apart, so what each
+        target reads stays separate for the transforms' activity). A value the targets
+        rebind is copied first: `a, b = b, a` swaps."""
+        def plain(n):
+            return isinstance(n, (gast.Tuple, gast.List)) and not any(
+                isinstance(e, gast.Starred) for e in n.elts)
+        if not (plain(target) and plain(value) and len(target.elts) == len(value.elts)):
+            return False
+        atoms = [self.expr(e, out) for e in value.elts]
+        rebound = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        atoms = [self.emit(out, node, a) if isinstance(a, ir.Var) and a.name in rebound else a
+                 for a in atoms]
+        for t, a in zip(target.elts, atoms):
+            self.assign_to(t, a, out, node)
+        return True
 
     def built_container(self, node) -> bool:
         """Whether `node` names a local that the function only ever binds to a dict or list

@@ -474,3 +474,27 @@ def test_custom_vjp_with_a_nondiff_function_argument():
     a_s = np.array([0.3, 0.8], np.float32)
     close(jit(vmap(grad(lambda a: fixed_point(cos_map, a, a))))(a_s),
           [np_cos_fixed_point(a)[1] for a in a_s], rtol=1e-4)
+
+
+def swapped(a, b):
+    a, b = b, a * 2.0
+    return a - b
+
+
+def test_parallel_assignment_and_a_custom_jvp_rule_that_calls_its_function():
+    close(swapped(1.0, 5.0), 3.0)
+    close(grad(swapped, argnums=(0, 1))(1.0, 5.0), [-2.0, 1.0])
+
+    @redraft.custom_jvp
+    def softplus(x):
+        return jnp.logaddexp(x, 0.0)
+
+    @softplus.defjvp
+    def softplus_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = softplus(x)
+        return y, (1.0 - jnp.exp(-y)) * t
+
+    sig = 1 / (1 + np.exp(-XS.astype(np.float64)))
+    close(jit(grad(softplus))(2.5), 1 / (1 + np.exp(-2.5)), rtol=1e-5)
+    close(jit(vmap(grad(softplus)))(XS), sig, rtol=1e-5)
