@@ -183,6 +183,17 @@ def unflatten_like(leaves, like):
     return tree_unflatten(tree_structure(like), list(leaves))
 
 
+def paths_bar_to_tree(g, like):
+    """The cotangent of tree_flatten_with_path(like) = ([(path, leaf), ...], treedef): the
+    leaves' cotangents in like's structure (paths and treedef have none)."""
+    from redraft.runtime.pytree import tree_leaves
+    pairs = g[0] if g is not None else None
+    leaves = tree_leaves(like)
+    items = [zeros_like(leaf) if pair is None or pair[1] is None else pair[1]
+             for leaf, pair in zip(leaves, pairs or [None] * len(leaves))]
+    return unflatten_like(items, like)
+
+
 def container_like(value, items: tuple):
     """The cotangent of `a, b = value` (items: a_bar, b_bar) in value's own container: a
     list's cotangent is a list, as its pytree structure says."""

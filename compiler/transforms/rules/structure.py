@@ -43,6 +43,15 @@ defjvp(ad.unflatten_like, lambda leaves_dot, ans, leaves, like:
 defvjp(ad.unflatten_like, lambda ct, ans, leaves, like: pytree.tree_leaves(ct),
        argnames=("leaves",))
 defstatic(ad.unflatten_like, "like")
+defjvp(pytree.tree_flatten_with_path, lambda tree_dot, ans, tree, is_leaf=None:
+       pytree.tree_flatten_with_path(tree_dot, is_leaf), argnames=("tree",))
+defvjp(pytree.tree_flatten_with_path, lambda g, ans, tree, is_leaf=None:
+       ad.paths_bar_to_tree(g, tree), argnames=("tree",))
+defjvp(ad.paths_bar_to_tree, lambda g_dot, ans, g, like: ad.paths_bar_to_tree(g_dot, like),
+       argnames=("g",))
+defvjp(ad.paths_bar_to_tree, lambda ct, ans, g, like: pytree.tree_flatten_with_path(ct),
+       argnames=("g",))
+defstatic(ad.paths_bar_to_tree, "like")
 for _op in (helpers.check, helpers.raise_):
     defnondiff(_op, "no value")
 

@@ -498,3 +498,18 @@ def test_parallel_assignment_and_a_custom_jvp_rule_that_calls_its_function():
     sig = 1 / (1 + np.exp(-XS.astype(np.float64)))
     close(jit(grad(softplus))(2.5), 1 / (1 + np.exp(-2.5)), rtol=1e-5)
     close(jit(vmap(grad(softplus)))(XS), sig, rtol=1e-5)
+
+
+def weight_decay(params):
+    flat, _ = tree_util.tree_flatten_with_path(params)
+    return sum(jnp.sum(v ** 2) for path, v in flat if tree_util.keystr(path).endswith("['w']"))
+
+
+def test_decay_chosen_by_key_path_under_grad_and_jit():
+    params = {"a": {"w": np.float32([1.0, -2.0]), "b": np.float32([0.5])},
+              "out": {"w": np.float32([3.0]), "b": np.float32([1.0])}}
+    close(jit(weight_decay)(params), 14.0)
+    g = grad(weight_decay)(params)
+    close(g["a"]["w"], [2.0, -4.0])
+    close(g["a"]["b"], [0.0])
+    close(jit(grad(weight_decay))(params)["out"]["w"], [6.0])
