@@ -513,3 +513,49 @@ def test_decay_chosen_by_key_path_under_grad_and_jit():
     close(g["a"]["w"], [2.0, -4.0])
     close(g["a"]["b"], [0.0])
     close(jit(grad(weight_decay))(params)["out"]["w"], [6.0])
+
+
+# ---- what transforms return is transformable again ----------------------------------------------
+
+def squash(x):
+    return jnp.tanh(W @ x)
+
+
+def np_squash_jacobian(x):
+    y = np.tanh(W.astype(np.float64) @ x)
+    return (1 - y ** 2)[:, None] * W
+
+
+def wiggly(x):
+    return jnp.sum(jnp.sin(x) * x) + 0.5 * jnp.dot(x, x) ** 2
+
+
+def test_vjp_fun_under_vmap_grad_and_jit():
+    J = np_squash_jacobian(XS)
+    _, vjp_fun = redraft.vjp(squash, XS)
+    (rows,) = vmap(vjp_fun)(np.eye(2, dtype=np.float32))
+    close(rows, J, rtol=1e-5)
+    ct, w = np.float32([1.0, -1.0]), np.float32([0.5, 1.0, -2.0])
+    close(jit(vjp_fun)(ct)[0], J.T @ ct, rtol=1e-5)
+    close(jit(grad(lambda c: jnp.dot(vjp_fun(c)[0], w)))(ct), J @ w, rtol=1e-5)
+    g = jit(grad(lambda x: 0.5 * jnp.sum(redraft.vjp(squash, x)[1](ct)[0] ** 2)))(XS)
+    ref = numerical_grad(lambda x: 0.5 * np.sum((np_squash_jacobian(x).T @ ct) ** 2), XS)
+    close(g, ref, rtol=1e-3, atol=1e-5)
+
+
+def test_linearize_then_vmap_and_jit():
+    J = np_squash_jacobian(XS)
+    _, f_jvp = redraft.linearize(squash, XS)
+    close(jit(vmap(f_jvp))(np.eye(3, dtype=np.float32)), J.T, rtol=1e-5)
+    close(jit(f_jvp)(XS), J @ XS, rtol=1e-5)
+
+
+def test_hessian_vector_products_in_every_order():
+    v = np.float32([1.0, 0.5, -2.0])
+    xd = XS.astype(np.float64)
+    H = (np.diag(2 * np.cos(xd) - xd * np.sin(xd)) + 2 * (xd @ xd) * np.eye(3)
+         + 4 * np.outer(xd, xd))
+    close(jit(lambda x, v: redraft.jvp(grad(wiggly), (x,), (v,))[1])(XS, v), H @ v, rtol=1e-5)
+    close(jit(grad(lambda x: redraft.jvp(wiggly, (x,), (v,))[1]))(XS), H @ v, rtol=1e-5)
+    hvp = jit(lambda x, v: grad(lambda x: jnp.vdot(grad(wiggly)(x), v))(x))
+    close(hvp(XS, v), H @ v, rtol=1e-5)
