@@ -101,8 +101,10 @@ def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
     dynamic = tree_unflatten(sig.treedef, staged_leaves)
     it = iter(dynamic)
     call_args = [args[i] if i in static else next(it) for i in range(len(args))]
+    from redraft.compiler.transforms.callees import specialise_deep
     with staging(builder):
-        out = Interpreter(builder).call_function(core_of(fun), call_args)
+        out = Interpreter(builder).call_function(core_of(specialise_deep(fun, args)),
+                                                 call_args)
     out_leaves, out_treedef = tree_flatten(out)
     return builder.finish(out_leaves), out_treedef
 

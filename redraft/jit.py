@@ -28,6 +28,9 @@ class Jitted:
     def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = (), device=None):
         functools.update_wrapper(self, fun, updated=())  # never copy fun's __dict__ over ours
+        if not hasattr(self, "__name__"):  # a functools.partial, a callable object
+            self.__name__ = getattr(getattr(fun, "func", None), "__name__",
+                                    type(fun).__name__)
         self.fun = fun
         self._sig = _signature(fun)
         names = list(self._sig.parameters) if self._sig else []
@@ -59,8 +62,14 @@ class Jitted:
         if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
             return args
         bound = self._sig.bind(*args, **kwargs)
+        given = [list(self._sig.parameters).index(n) for n in bound.arguments]
         bound.apply_defaults()
-        return tuple(bound.arguments.values())
+        values = tuple(bound.arguments.values())
+        if _library_function(self.fun):
+            # jit(jnp.linalg.norm): parameters the caller left out keep their Python
+            # defaults inside the function (keepdims=False is a flag, not a traced bool)
+            return values[:max(given) + 1] if given else ()
+        return values
 
     def __call__(self, *args, **kwargs):
         key = None if kwargs or self.static or self.device else fast_key(args)
@@ -212,11 +221,24 @@ def _fast_buffers(args: tuple, dtypes: tuple) -> list:
 _asarray = np.asarray
 
 
+def _library_function(fun) -> bool:
+    """A function of redraft's own library (redraft.numpy, redraft.nn, ...)."""
+    module = getattr(fun, "__module__", "") or ""
+    return module.startswith("redraft.") and not module.startswith("redraft.compiler")
+
+
 def _signature(fun) -> inspect.Signature | None:
     try:
-        return inspect.signature(fun)
+        sig = inspect.signature(fun)
     except (TypeError, ValueError):
         return None
+    inner = fun
+    while hasattr(inner, "__wrapped__") and not isinstance(inner, functools.partial):
+        inner = inner.__wrapped__
+    if isinstance(inner, functools.partial):  # what it leaves open (its Core's parameters)
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        sig = sig.replace(parameters=[p for p in sig.parameters.values() if p.kind in kinds])
+    return sig
 
 
 def _any_staged(args) -> bool:

@@ -156,7 +156,11 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         found = _specialised(grad_fn, args, kwargs)
         if found is not None:
             return found[0](*found[1])
-        args = _as_arrays(_positional(fun, args, kwargs))
+        args = _positional(fun, args, kwargs)
+        target = callees.specialise_on_values(fun, args)
+        if target is not fun:  # function-valued (or jit-static) arguments: held by identity
+            return grad(target, argnums, has_aux, holomorphic, allow_int)(*args)
+        args = _as_arrays(args)
         _check_inexact(args, nums, allow_int, "grad")
         if compiled:
             try:
@@ -198,7 +202,11 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         found = _specialised(value_and_grad_fn, args, kwargs)
         if found is not None:
             return found[0](*found[1])
-        args = _as_arrays(_positional(fun, args, kwargs))
+        args = _positional(fun, args, kwargs)
+        target = callees.specialise_on_values(fun, args)
+        if target is not fun:
+            return value_and_grad(target, argnums, has_aux, holomorphic, allow_int)(*args)
+        args = _as_arrays(args)
         _check_inexact(args, nums, allow_int, "value_and_grad")
         mask = _mask(len(args), nums)
         f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
@@ -212,8 +220,44 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             return (result[0], result[1]), bars
         return result[0], bars
 
+    _transformable(value_and_grad_fn, lambda: _value_and_grad_core(fun, nums, has_aux, single))
     return _rewrappable(value_and_grad_fn, fun, lambda g: value_and_grad(
         g, argnums, has_aux, holomorphic, allow_int))
+
+
+def _value_and_grad_core(fun: Callable, nums: tuple, has_aux: bool, single: bool):
+    """Core of value_and_grad(fun), so that it runs inside jit and other transforms:
+
+        def f_value_and_grad(w, x):
+            results = f_vjp(w, x, 1.0)       # (value, [aux,] bars), seeded with 1
+            ...
+            return (value, bars[0])          # ((value, aux), ...) with has_aux
+    """
+    from redraft.compiler.core import ir
+    from redraft.compiler.transforms.common import GETITEM
+    core = core_of(fun)
+    mask = _mask(len(core.params), nums)
+    f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
+    params = core.params
+    body: list = []
+
+    def let(name: str, expr) -> ir.Var:
+        body.append(ir.Assign((name,), expr, (core.filename, core.firstline)))
+        return ir.Var(name)
+
+    results = let("results", ir.Call(ir.Ref(f_vjp, f"{core.name}_vjp"),
+                                     tuple(ir.Var(p) for p in params) + (ir.Const(1.0),)))
+    value = let("value", ir.Call(GETITEM, (results, ir.Const(0))))
+    bars = let("bars", ir.Call(GETITEM, (results, ir.Const(-1))))
+    if single:
+        bars = let("bar", ir.Call(GETITEM, (bars, ir.Const(0))))
+    if has_aux:
+        aux = let("aux", ir.Call(GETITEM, (results, ir.Const(1))))
+        value = let("value_aux", ir.Tuple((value, aux)))
+    out = let("out", ir.Tuple((value, bars)))
+    body.append(ir.Return(out, (core.filename, core.firstline)))
+    return ir.Function(f"{core.name}_value_and_grad", params, body, core.defaults,
+                       core.filename, core.firstline)
 
 
 def fun_primal(fun: Callable) -> Callable:
@@ -230,6 +274,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     found = _specialised(fun, tuple(primals), {})
     if found is not None:
         return vjp(found[0], *found[1], has_aux=has_aux)
+    target = callees.specialise_on_values(fun, tuple(primals))
+    if target is not fun:
+        return vjp(target, *primals, has_aux=has_aux)
     args = _as_arrays(tuple(primals))
     mask = tuple(True for _ in args)
     f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
@@ -242,7 +289,35 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         result = _run(f_vjp, args + (ct,))
         return tuple(result[-1])
 
+    # transformable again (vmap(vjp_fun), grad through it, jit(vjp_fun)): Core with the
+    # primals as constants, calling the reverse-mode function
+    _transformable(vjp_fun, lambda: _closed_over_primals(
+        fun, f_vjp, args, ("ct",), -1, "vjp_fun"))
     return (value, vjp_fun, out[1]) if has_aux else (value, vjp_fun)
+
+
+def _closed_over_primals(fun: Callable, made: Callable, primals: tuple, params: tuple,
+                         index: int, suffix: str):
+    """Core of a function that linear maps return (vjp_fun, linearize's f_jvp):
+
+        def f_vjp_fun(ct):
+            results = f_vjp(primal_0, ..., ct)     # the primals are constants
+            out = results[-1]                      # the item `index` of what it returns
+            return out
+    """
+    from redraft.compiler.core import ir
+    from redraft.compiler.transforms.common import GETITEM
+    core = core_of(fun)
+    origin = (core.filename, core.firstline)
+    consts = tuple(ir.Ref(p, f"primal_{i}") for i, p in enumerate(primals))
+    call = ir.Call(ir.Ref(made, f"{core.name}_{suffix}_made"),
+                   consts + tuple(ir.Var(p) for p in params))
+    body = [ir.Assign(("results",), call, origin)]
+    body.append(ir.Assign(("out",), ir.Call(GETITEM, (ir.Var("results"), ir.Const(index))),
+                          origin))
+    body.append(ir.Return(ir.Var("out"), origin))
+    return ir.Function(f"{core.name}_{suffix}", params, body, (), core.filename,
+                       core.firstline)
 
 
 def _check_cotangent(value, ct) -> None:
@@ -267,6 +342,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     found = _specialised(fun, tuple(primals), {})
     if found is not None:
         fun = found[0]
+    fun = callees.specialise_on_values(fun, tuple(primals))
     args, dots = _as_arrays(tuple(primals)), _as_arrays(tuple(tangents))
     for p, t in zip(tree_flatten(args)[0], tree_flatten(dots)[0]):
         if np.shape(p) != np.shape(t):
@@ -281,11 +357,19 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
 
 def linearize(fun: Callable, *primals):
     """(fun(*primals), f_jvp) with f_jvp(*tangents) the jvp at primals."""
-    out = _run(fun_primal(fun), _as_arrays(primals))
+    args = _as_arrays(primals)
+    out = _run(fun_primal(fun), args)
 
     def f_jvp(*tangents):
         return jvp(fun, primals, tangents)[1]
 
+    names = tuple(f"t{i}" for i in range(len(primals)))
+    f_jvp.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    made = callees.jvp_of(callees.specialise_on_values(fun, args),
+                          tuple(True for _ in args))
+    _transformable(f_jvp, lambda: _closed_over_primals(
+        fun, made, args, names, 1, "linearized"))
     return out, f_jvp
 
 
@@ -317,7 +401,11 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
         found = _specialised(jac_fn, args, kwargs)
         if found is not None:
             return found[0](*found[1])
-        args = _as_arrays(_positional(fun, args, kwargs))
+        args = _positional(fun, args, kwargs)
+        target = callees.specialise_on_values(fun, args)
+        if target is not fun:
+            return _jacobian(target, argnums, forward)(*args)
+        args = _as_arrays(args)
         _check_inexact(args, nums, False, "jacfwd" if forward else "jacrev")
         out = tuple(_run(built(a), args) for a in nums)
         return out[0] if isinstance(argnums, int) else out

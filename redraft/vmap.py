@@ -458,13 +458,27 @@ def emit_vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> str:
     return batched.__redraft_source__ + "\n" + wrapper.__redraft_source__
 
 
+def _closing_axes(n_own: int, n_captured: int, args: tuple, kwargs: dict):
+    """vmap's in_axes for a function taking `n_captured` more (unbatched) arguments."""
+    if args:
+        in_axes, args = args[0], args[1:]
+    else:
+        in_axes = kwargs.pop("in_axes", 0)
+    own = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * n_own
+    return args, dict(kwargs, in_axes=own + (None,) * n_captured)
+
+
 def _register_constructors() -> None:
     """vmap(f, ...) and the AD transforms with constant arguments fold when source is read
     (compiler/transforms/static_calls.py), so `vmap(f)(x)` inside a function transforms."""
     from redraft import transforms
     from redraft.compiler.transforms.static_calls import defstatic_constructor
     from redraft.jit import jit
-    for fn in (vmap, jit, transforms.grad, transforms.value_and_grad, transforms.jacfwd,
+    from redraft.compiler.transforms.static_calls import definline_transform
+    definline_transform(transforms.jvp, "jvp")
+    definline_transform(transforms.vjp, "vjp")
+    defstatic_constructor(vmap, _closing_axes)
+    for fn in (jit, transforms.grad, transforms.value_and_grad, transforms.jacfwd,
                transforms.jacrev, transforms.jacobian, transforms.hessian):
         defstatic_constructor(fn)
 

@@ -60,6 +60,10 @@ class PyTreeDef:
     def flatten_up_to(self, tree) -> list:
         return flatten_up_to(self, tree)
 
+    def __hash__(self) -> int:
+        # aux data may be unhashable (a dict of settings, as JAX allows): hash its contents
+        return hash((self.kind, _hashable(self.aux), self.children))
+
     def node_data(self):
         """(node type, aux data), or None for a leaf."""
         return None if self.kind is None else (self.kind, self.aux)
@@ -81,6 +85,23 @@ class PyTreeDef:
             return "{" + ", ".join(f"{k!r}: {c._show()}"
                                    for k, c in zip(self.aux, self.children)) + "}"
         return f"{self.kind.__name__}({inner})"
+
+
+def _hashable(value):
+    """`value`, or for an unhashable dict, list or set a hashable stand-in of its contents
+    (equal values give equal stand-ins, as treedef equality compares aux data by value)."""
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        pass
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted(((repr(k), _hashable(v)) for k, v in value.items()))))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_hashable(v) for v in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted(repr(v) for v in value)))
+    return ("unhashable", type(value).__name__, id(value))
 
 
 _LEAF = PyTreeDef(None, None, ())

@@ -42,14 +42,27 @@ def cache_key(fun, sig) -> str | None:
         return None
     fun_print = fingerprint(fun)
     static_print = fingerprint(sig.statics)
-    if fun_print is None or static_print is None:
+    aux_print = fingerprint(_aux_data(sig.treedef))  # the treedef's repr leaves it out
+    if fun_print is None or static_print is None or aux_print is None:
         return None
     types = ",".join(f"{a.str_short()}{'~' if a.weak_type else ''}" for a in sig.avals)
     knobs = ",".join(f"{k}={os.environ.get(k, '')}" for k in (
         "REDRAFT_NUM_THREADS", "REDRAFT_LLVM_STRICT"))
-    text = "\n".join([sys.version, fun_print, static_print, repr(sig.treedef), types, knobs,
-                      redraft_stamp(), cpu_stamp()])
+    text = "\n".join([sys.version, fun_print, static_print, aux_print, repr(sig.treedef),
+                      types, knobs, redraft_stamp(), cpu_stamp()])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _aux_data(treedef) -> list:
+    """The auxiliary data of every registered node in `treedef` (a model's static settings
+    change the compiled code, so they are part of the key)."""
+    out, stack = [], [treedef]
+    while stack:
+        node = stack.pop()
+        if node.kind not in (None, tuple, list, dict, type(None)):
+            out.append(node.aux)
+        stack.extend(node.children)
+    return out
 
 
 @dataclass

@@ -29,6 +29,19 @@ def append(items: list, item) -> list:
     return items + [item]
 
 
+def set_item(container, key, value):
+    """`container[key] = value` on a dict or list the function built, as a new container
+    (Core never mutates a value another name may hold)."""
+    if isinstance(container, dict):
+        return {**container, key: value}
+    if isinstance(container, list):
+        out = list(container)
+        out[key] = value
+        return out
+    raise TypeError("item assignment `x[i] = v` is not allowed: arrays are immutable. Use "
+                    "`x = x.at[i].set(v)`")
+
+
 def astype(x, dtype):
     """`x.astype(dtype)` for any array-like."""
     import redraft.numpy as jnp

@@ -207,6 +207,8 @@ def expr_atoms(expr: Expr) -> list[Atom]:
             out.append(expr.star_args)
         if isinstance(expr.fn, Var):
             out.append(expr.fn)
+        elif isinstance(expr.fn, Attr):  # `s.endswith(x)` reads s
+            out.append(expr.fn.obj)
         return out
     if isinstance(expr, (Tuple, List)):
         return list(expr.items)

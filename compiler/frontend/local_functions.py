@@ -24,8 +24,32 @@ class LocalFunction:
     captured: tuple[str, ...]
 
     def __call__(self, *args):
-        raise TypeError(f"local function {self.name} can only be called inside the function "
-                        "that defines it")
+        if self.captured:
+            raise TypeError(f"local function {self.name} can only be called inside the "
+                            "function that defines it")
+        return self.function(*args)
+
+
+class Closure:
+    """A local function that captures values, as a value at run time: what passing it to
+    a function that is not a transform (tree_map, a user's higher-order helper) passes.
+    Calling it calls the lifted function with the captured values appended."""
+
+    def __init__(self, function, *captured):
+        self.function = function
+        self.captured = captured
+        self.__name__ = getattr(function, "__name__", "closure")
+
+    def __call__(self, *args):
+        return self.function(*args, *self.captured)
+
+    def __repr__(self) -> str:
+        return f"<redraft closure {self.__name__}>"
+
+
+def closure(function, *captured) -> Closure:
+    """The value of a local function capturing `captured` (see Closure)."""
+    return Closure(function, *captured)
 
 
 def assigned_names(body: list) -> set[str]:
@@ -63,13 +87,21 @@ def lift(parent, node, name: str) -> LocalFunction:
     body = node.body if isinstance(node.body, list) else [node.body]
     own_locals = set(own_params) | assigned_names(body)
     reads = set().union(*(read_names(s) for s in body))
-    captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions))
+    captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions)
+                      - set(parent.known))
     for other in reads & set(parent.local_functions):  # a sibling's captures pass through
         captured = sorted(set(captured) | set(parent.local_functions[other].captured))
     lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
-    core = to_ssa(lowering.run(), coalesce=False)
+    from redraft.compiler.transforms.static_calls import fold_static_calls
+    core = fold_static_calls(to_ssa(lowering.run(), coalesce=False))
     local = LocalFunction(name, CoreFunction(core), tuple(captured))
     return local
+
+
+def closure_call(local: LocalFunction) -> ir.Call:
+    """The Core expression making `local`'s value at run time (a Closure)."""
+    return ir.Call(ir.Ref(closure, "closure"), (ir.Ref(local.function, local.name),)
+                   + tuple(ir.Var(n) for n in local.captured))
 
 
 def call_atoms(local: LocalFunction, args: tuple) -> tuple:

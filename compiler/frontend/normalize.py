@@ -11,8 +11,10 @@ and line: item/attribute assignment, nested defs and lambdas, break/continue, tr
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 import types
+from dataclasses import dataclass
 
 import gast
 
@@ -68,12 +70,21 @@ class Environment:
         return False, None
 
 
-def lower_function(fn, shape: call_shape.CallShape | None = None) -> ir.Function:
+def lower_function(fn, shape: call_shape.CallShape | None = None,
+                   known: dict | None = None) -> ir.Function:
     """Core for the Python function `fn` (its source is read and parsed with gast); a
     signature with *args, **kwargs or keyword-only parameters is specialised on `shape`
-    (compiler/frontend/call_shape.py; by default, a call with named arguments only)."""
+    (compiler/frontend/call_shape.py; by default, a call with named arguments only).
+    `known` maps parameters to the Python values they are specialised on (a function
+    argument, a bound method's self): the body reads them as it reads globals."""
     parsed = parse_function(fn)
-    return Lowering(fn, parsed, shape).run()
+    lowering = Lowering(fn, parsed, shape)
+    from redraft.compiler.transforms.callees import CalledAs
+    fixed = {k: v for k, v in (known or {}).items()
+             if k in lowering.params and k not in _assigned_names(parsed.node)}
+    lowering.known = {k: v for k, v in fixed.items() if not isinstance(v, CalledAs)}
+    lowering.called_types = {k: v.cls for k, v in fixed.items() if isinstance(v, CalledAs)}
+    return lowering.run()
 
 
 class Lowering:
@@ -97,6 +108,9 @@ class Lowering:
         self.known_tuples: dict[str, tuple[ir.Atom, ...]] = {}  # *args, never reassigned
         self.known_dicts: dict[str, dict[str, ir.Atom]] = {}    # **kwargs, likewise
         self.gathered: tuple[str, ...] = ()  # parameters a call shape added
+        self.known: dict[str, object] = {}  # parameters specialised on a value
+        self.called_types: dict[str, type] = {}  # parameters whose class's __call__ is known
+        self.partials: dict[str, PartialCall] = {}  # p = partial(f, ...), never reassigned
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.gathered_params(node, shape or call_shape.CallShape(), assigned)
         if shape is not None and shape.spread:
@@ -186,6 +200,9 @@ class Lowering:
         self.prologue = []
         self.known_tuples, self.known_dicts = {}, {}
         self.gathered = ()
+        self.known = {k: v for k, v in parent.known.items() if k not in self.locals}
+        self.called_types = {}
+        self.partials = {k: v for k, v in parent.partials.items() if k not in self.locals}
         return self
 
     def fresh_local(self, base: str) -> str:
@@ -216,6 +233,11 @@ class Lowering:
         return name
 
     def emit(self, out: list, node, expr: ir.Expr, target: str | None = None) -> ir.Var:
+        if isinstance(expr, ir.Ref) and isinstance(expr.value, PartialCall):
+            expr = expr.value.as_call()  # the partial object, where it is used as a value
+        if isinstance(expr, ir.Ref) and isinstance(expr.value, KnownTuple):
+            expr = ir.Tuple(tuple(self.function_value(a, node, out)
+                                  for a in expr.value.items))
         name = target or self.fresh()
         out.append(ir.Assign((name,), expr, self.origin(node)))
         return ir.Var(name)
@@ -312,18 +334,59 @@ class Lowering:
                 self.assign_to(t, value, out, node)
             return
         target = node.targets[0]
+        if self.parallel_assign(target, node.value, out, node):
+            return
         if isinstance(target, gast.Name):
-            self.expr(node.value, out, target=target.id)
+            value = self.expr_no_assign(node.value, out)
+            if isinstance(value, ir.Ref) and isinstance(value.value,
+                                                        local_functions.LocalFunction):
+                self.local_functions[target.id] = value.value  # `f = jit(g)`, g local
+                return
+            if (isinstance(value, ir.Ref) and isinstance(value.value, PartialCall)
+                    and self.assigned_once(target.id)):
+                self.partials[target.id] = value.value  # `p = partial(f, W)`
+                return
+            self.emit(out, node.value, value, target.id)
         else:
             self.assign_to(target, self.expr(node.value, out), out, node)
+
+    def stmt_Global(self, node, out):
+        """`global N` only to read N (declared because other code assigns it) says nothing
+        here: N is read as any global. Assigning it would be a side effect, refused."""
+        assigned = _assigned_names(self.parsed.node) if isinstance(
+            self.parsed.node, gast.FunctionDef) else set()
+        written = [n for n in node.names if n in assigned]
+        if written:
+            self.fail(node, f"assigning the global {written[0]!r} inside a transformed "
+                            "function is a side effect redraft cannot stage; return the new "
+                            "value and assign it outside")
+
+    stmt_Nonlocal = stmt_Global
 
     def stmt_AnnAssign(self, node, out):
         if node.value is not None:
             self.assign_to(node.target, self.expr(node.value, out), out, node)
 
     def assign_to(self, target, value: ir.Atom, out: list, node) -> None:
+        if (isinstance(value, ir.Ref) and isinstance(value.value, KnownTuple)
+                and isinstance(target, (gast.Tuple, gast.List))
+                and len(target.elts) == len(value.value.items)):
+            for t, item in zip(target.elts, value.value.items):  # `y, vjp_fun = vjp(f, x)`
+                if (isinstance(t, gast.Name) and isinstance(item, ir.Ref)
+                        and isinstance(item.value, PartialCall) and self.assigned_once(t.id)):
+                    self.partials[t.id] = item.value
+                else:
+                    self.assign_to(t, self.function_value(item, node, out), out, node)
+            return
+        if isinstance(value, ir.Ref) and isinstance(value.value, (PartialCall, KnownTuple)):
+            value = self.function_value(value, node, out)
         if isinstance(target, gast.Name):
             out.append(ir.Assign((target.id,), value, self.origin(node)))
+        elif isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 1 and not \
+                isinstance(target.elts[0], gast.Starred):
+            # `(x,) = v`: one target name would read as `x = v`, so take the item
+            item = self.emit(out, node, ir.Call(GETITEM, (value, ir.Const(0))))
+            self.assign_to(target.elts[0], item, out, node)
         elif isinstance(target, (gast.Tuple, gast.List)):
             names = []
             nested = []
@@ -339,6 +402,8 @@ class Lowering:
             out.append(ir.Assign(tuple(names), value, self.origin(node)))
             for elt, tmp in nested:
                 self.assign_to(elt, ir.Var(tmp), out, node)
+        elif isinstance(target, gast.Subscript) and self.built_container(target.value):
+            self.set_item(target, value, out, node)
         elif isinstance(target, gast.Subscript):
             self.fail(node, "item assignment `x[i] = v` is not allowed: arrays are immutable."
                             " Use `x = x.at[i].set(v)`")
@@ -346,7 +411,55 @@ class Lowering:
             self.fail(node, f"cannot assign to {type(target).__name__.lower()} in a "
                             "transformed function")
 
+    def parallel_assign(self, target, value, out: list, node) -> bool:
+        """`(x,), (t,) = primals, tangents`: a tuple display assigned to a tuple target of
+        the same length, item by item (no tuple is built and taken apart, so what each
+        target reads stays separate for the transforms' activity). A value the targets
+        rebind is copied first: `a, b = b, a` swaps."""
+        def plain(n):
+            return isinstance(n, (gast.Tuple, gast.List)) and not any(
+                isinstance(e, gast.Starred) for e in n.elts)
+        if not (plain(target) and plain(value) and len(target.elts) == len(value.elts)):
+            return False
+        atoms = [self.expr(e, out) for e in value.elts]
+        rebound = {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+        atoms = [self.emit(out, node, a) if isinstance(a, ir.Var) and a.name in rebound else a
+                 for a in atoms]
+        for t, a in zip(target.elts, atoms):
+            self.assign_to(t, a, out, node)
+        return True
+
+    def built_container(self, node) -> bool:
+        """Whether `node` names a local that the function only ever binds to a dict or list
+        display it builds (`stats = {"n": 0}`): item assignment on it updates a Python
+        container, never an array."""
+        if not (isinstance(node, gast.Name) and node.id in self.locals):
+            return False
+        root = self.parsed.node
+        body = root.body if isinstance(root.body, list) else [root.body]
+        values = [n.value for stmt in body for n in gast.walk(stmt)
+                  if isinstance(n, gast.Assign) and any(
+                      isinstance(t, gast.Name) and t.id == node.id for t in n.targets)]
+        params = {a.id for a in root.args.args} if hasattr(root, "args") else set()
+        return bool(values) and node.id not in params and all(
+            isinstance(v, (gast.Dict, gast.List, gast.DictComp, gast.ListComp)) for v in values)
+
+    def set_item(self, target, value: ir.Atom, out: list, node) -> None:
+        """`d[k] = v` on a container the function built: d = set_item(d, k, v)."""
+        from redraft.compiler.core import helpers
+        base = self.name(target.value, node)
+        index = self.index(target.slice, out)
+        self.emit(out, node, ir.Call(ir.Ref(helpers.set_item, "set_item"),
+                                     (base, index, value)), target.value.id)
+
     def stmt_AugAssign(self, node, out):
+        if isinstance(node.target, gast.Subscript) and self.built_container(node.target.value):
+            fn, sym = BINOPS[type(node.op)]  # d[k] += v: d = set_item(d, k, d[k] + v)
+            current = self.expr(node.target, out)
+            right = self.expr(node.value, out)
+            updated = self.emit(out, node, ir.Call(ir.Ref(fn, sym), (current, right)))
+            self.set_item(node.target, updated, out, node)
+            return
         if not isinstance(node.target, gast.Name):
             self.fail(node, "augmented assignment to items or attributes is not allowed: "
                             "arrays are immutable; use x = x.at[i].add(v)")
@@ -399,6 +512,8 @@ class Lowering:
     def stmt_For(self, node, out):
         if node.orelse:
             self.fail(node, "for ... else is not supported")
+        if self.unrolled_over_functions(node, out):
+            return
         target, iterable, body = self.loop_header(node.iter, node.target, node, out)
         for s in node.body:
             self.stmt(s, body)
@@ -421,6 +536,74 @@ class Lowering:
         k = self.fresh()
         self.bind_element(target_node, element(body, ir.Var(k)), body, node)
         return k, indices, body
+
+    def unrolled_over_functions(self, node, out) -> bool:
+        """`for apply, p in zip(applies, params)` where `applies` is a tuple or list of
+        functions known when the source is read (a closure cell, a global, a known
+        argument): the loop is unrolled, each copy of the body reading its function as a
+        constant, so the calls through it are calls of known functions. False (nothing
+        emitted) when the loop is not of that form."""
+        kind = self.builtin_iterator(node.iter)
+        args = [node.iter] if kind is None else list(
+            node.iter.args[:1] if kind == "enumerate" else node.iter.args)
+        consts = [self.constant_functions(a) for a in args]
+        if all(c is None for c in consts):
+            return False
+        start = 0
+        if kind == "enumerate" and (len(node.iter.args) > 1 or node.iter.keywords):
+            start_node = node.iter.args[1] if len(node.iter.args) > 1 else (
+                node.iter.keywords[0].value)
+            if not (isinstance(start_node, gast.Constant) and isinstance(start_node.value, int)):
+                return False
+            start = start_node.value
+        target = node.target
+        if kind is not None:
+            width = 2 if kind == "enumerate" else len(args)
+            if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == width):
+                return False
+            names = target.elts[1:] if kind == "enumerate" else target.elts
+            if kind == "enumerate" and not isinstance(target.elts[0], gast.Name):
+                return False
+        else:
+            names = [target]
+        if any(c is not None and not isinstance(t, gast.Name) for c, t in zip(consts, names)):
+            return False
+        n = min(len(c) for c in consts if c is not None)
+        atoms = [None if c is not None else self.expr(a, out) for a, c in zip(args, consts)]
+        saved = dict(self.known)
+        for k in range(n):
+            if kind == "enumerate":
+                self.known[target.elts[0].id] = k + start
+            for t, c, atom in zip(names, consts, atoms):
+                if c is not None:
+                    self.known[t.id] = c[k]
+                else:
+                    if isinstance(t, gast.Name):
+                        self.known.pop(t.id, None)  # a run-time item shadows a known name
+                    item = self.emit(out, node, ir.Call(GETITEM, (atom, ir.Const(k))))
+                    self.assign_to(t, item, out, node)
+            for s in node.body:
+                self.stmt(s, out)
+        self.known = saved
+        return True
+
+    def constant_functions(self, node) -> tuple | list | None:
+        """The value of `node` when it is a name or attribute known when the source is
+        read that holds a tuple or list of function values, else None."""
+        from redraft.compiler.transforms.callees import is_function_value
+        if not isinstance(node, (gast.Name, gast.Attribute)):
+            return None
+        if isinstance(node, gast.Name) and node.id in self.locals and node.id not in self.known:
+            return None
+        scratch: list = []
+        try:
+            atom = self.expr(node, scratch)
+        except UnsupportedSyntaxError:
+            return None
+        if scratch or not isinstance(atom, ir.Ref) or not isinstance(atom.value, (tuple, list)):
+            return None
+        value = atom.value
+        return value if value and any(is_function_value(v) for v in value) else None
 
     def builtin_iterator(self, node) -> str | None:
         """'enumerate' or 'zip' if `node` calls that builtin (as a loop reads it by index)."""
@@ -579,6 +762,10 @@ class Lowering:
         if node.id in self.local_functions:
             local = self.local_functions[node.id]
             return ir.Ref(local, node.id)
+        if node.id in self.known:
+            return _known_ref(self.known[node.id], node.id)
+        if node.id in self.partials:
+            return ir.Ref(self.partials[node.id], node.id)
         if node.id in self.locals:
             return ir.Var(node.id)
         found, value = self.env.lookup(node.id)
@@ -690,6 +877,14 @@ class Lowering:
     def expr_Subscript(self, node, out):
         base = self.expr(node.value, out)
         index = self.index(node.slice, out)
+        if (isinstance(base, ir.Ref) and isinstance(base.value, KnownTuple)
+                and isinstance(index, ir.Const) and isinstance(index.value, int)):
+            return base.value.items[index.value]
+        if (isinstance(base, ir.Ref) and isinstance(index, ir.Const)
+                and isinstance(base.value, (list, tuple, dict))):
+            item = _known_item(base.value, index.value)
+            if item is not None:  # `activations[2]`: a function chosen when read
+                return ir.Ref(item, f"{base.path.replace('.', '_')}_{_key_name(index.value)}")
         return ir.Call(GETITEM, (base, index))
 
     def index(self, node, out) -> ir.Atom:
@@ -716,6 +911,9 @@ class Lowering:
         lowered = self.control_flow(node, out)
         if lowered is not None:
             return lowered
+        inlined = self.inline_transform(node, out)
+        if inlined is not None:
+            return inlined
         at_update = methods.match_at_update(node)
         if at_update is not None:
             base_node, idx_node, mode, value_node = at_update
@@ -738,6 +936,21 @@ class Lowering:
             fn = self.expr(node.func, out)
         if isinstance(fn, ir.Const):
             self.fail(node, f"{fn.value!r} is not callable")
+        if isinstance(fn, ir.Var) and fn.name in self.called_types:
+            cls = self.called_types[fn.name]  # `model(x)`: the class's __call__, self = model
+            fn, args = ir.Ref(cls.__call__, f"{cls.__name__}_call"), [fn] + list(args)
+        if isinstance(fn, ir.Ref) and fn.value is functools.partial and star is None and args:
+            return ir.Ref(PartialCall(args[0], tuple(args[1:]), tuple(kwargs)), "partial")
+        if isinstance(fn, ir.Ref) and isinstance(fn.value, PartialCall) and star is None:
+            held = fn.value  # a call of partial(f, a)(b) is the call f(a, b)
+            fn, args = held.fn, list(held.args) + list(args)
+            kwargs = list(held.kwargs) + [kv for kv in kwargs
+                                          if kv[0] not in dict(held.kwargs)]
+            if isinstance(fn, ir.Var):
+                return ir.Call(fn, tuple(args), tuple(kwargs))
+        closed = self.transform_of_closure(node, fn, args, kwargs, star)
+        if closed is not None:
+            return closed
         if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
             if kwargs or star is not None:
                 self.fail(node, "call local functions with positional arguments only")
@@ -746,7 +959,95 @@ class Lowering:
                            local_functions.call_atoms(local, tuple(args)))
         if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(fn.value):
             return self.shaped_call(node, fn, args, kwargs)
+        args = [self.function_value(a, node, out) for a in args]
+        kwargs = [(k, self.function_value(a, node, out)) for k, a in kwargs]
         return ir.Call(fn, tuple(args), tuple(kwargs), star)
+
+    def assigned_once(self, name: str) -> bool:
+        node = self.parsed.node
+        body = node.body if isinstance(node.body, list) else [node.body]
+        count = sum(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+                    for stmt in body for n in gast.walk(stmt))
+        return count == 1
+
+    def function_value(self, a: ir.Atom, node, out) -> ir.Atom:
+        """Argument `a`, a local function that captures values made a value (a Closure
+        of its captured values) for the callee; any other atom as it is."""
+        if isinstance(a, ir.Ref) and isinstance(a.value, (PartialCall, KnownTuple)):
+            return self.emit(out, node, a)
+        if (isinstance(a, ir.Ref) and isinstance(a.value, local_functions.LocalFunction)
+                and a.value.captured):
+            return self.emit(out, node, local_functions.closure_call(a.value))
+        return a
+
+    def inline_transform(self, node, out) -> ir.Expr | None:
+        """`jvp(f, (x,), (v,))` and `vjp(f, x)` on a known function f (module level, or a
+        local function with its captured values held constant), read as calls of f's
+        derivative: the first is `f_jvp(x, v)` -> (out, out_dot); the second is
+        (f(x), partial(f_bwd, x)), whose vjp_fun call is `f_bwd(x, ct)`. So transforms of
+        the enclosing function see derivative code, never redraft's own Python."""
+        from redraft.compiler.transforms import callees, static_calls
+        if node.keywords or any(isinstance(a, gast.Starred) for a in node.args) or not (
+                isinstance(node.func, (gast.Name, gast.Attribute)) and len(node.args) >= 2):
+            return None
+        scratch: list = []
+        try:
+            fn = self.expr(node.func, scratch)
+        except UnsupportedSyntaxError:
+            return None
+        kind = static_calls.INLINE_TRANSFORMS.get(fn.value) if (
+            isinstance(fn, ir.Ref) and not scratch) else None
+        if kind is None:
+            return None
+        if kind == "jvp" and not (len(node.args) == 3 and all(
+                isinstance(a, (gast.Tuple, gast.List)) and not any(
+                    isinstance(e, gast.Starred) for e in a.elts) for a in node.args[1:])
+                and len(node.args[1].elts) == len(node.args[2].elts)):
+            return None
+        f = self.expr(node.args[0], out)
+        if not isinstance(f, ir.Ref) or isinstance(f.value, (PartialCall, KnownTuple)):
+            return None
+        target, extra = f.value, ()
+        if isinstance(target, local_functions.LocalFunction):
+            target, extra = target.function, tuple(ir.Var(n) for n in target.captured)
+        elif not callees.is_function_value(target) or callees.needs_specialising(target):
+            return None  # (*args, **kwargs: specialised on the call's shape when it runs)
+        if kind == "jvp":
+            primals = tuple(self.expr(e, out) for e in node.args[1].elts)
+            tangents = tuple(self.expr(e, out) for e in node.args[2].elts)
+            mask = (True,) * len(primals) + (False,) * len(extra)
+            made = callees.jvp_of(target, mask)
+            return ir.Call(ir.Ref(made, f"{f.path.replace('.', '_')}_jvp"),
+                           primals + extra + tangents)
+        primals = tuple(self.expr(a, out) for a in node.args[1:])
+        value = self.emit(out, node, ir.Call(ir.Ref(target, f.path), primals + extra))
+        mask = (True,) * len(primals) + (False,) * len(extra)
+        bwd = callees.vjp_of(target, mask, "bwd", single=False)
+        vjp_fun = PartialCall(ir.Ref(bwd, f"{f.path.replace('.', '_')}_bwd"), primals + extra,
+                              ())
+        return ir.Ref(KnownTuple((value, ir.Ref(vjp_fun, "vjp_fun"))), "vjp_pair")
+
+    def transform_of_closure(self, node, fn, args, kwargs, star) -> ir.Ref | None:
+        """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures
+        locals, with constant other arguments: made now (static_calls.construct_closure) as
+        a local function capturing the same values, so that calling it passes them."""
+        from redraft.compiler.transforms import static_calls
+        if not (isinstance(fn, ir.Ref) and fn.value in static_calls.STATIC_CONSTRUCTORS
+                and star is None and args and isinstance(args[0], ir.Ref)
+                and isinstance(args[0].value, local_functions.LocalFunction)
+                and args[0].value.captured):
+            return None
+        rest = list(args[1:]) + [a for _, a in kwargs]
+        if not all(isinstance(a, ir.Const) or (isinstance(a, ir.Ref) and not isinstance(
+                a.value, local_functions.LocalFunction)) for a in rest):
+            return None
+        value = lambda a: a.value
+        local = static_calls.construct_closure(
+            fn.value, args[0].value, tuple(value(a) for a in args[1:]),
+            {k: value(a) for k, a in kwargs})
+        name = self.fresh_local(local.name)
+        self.local_functions[name] = local
+        return ir.Ref(local, name)
 
     def call_args(self, node, out) -> tuple[list[ir.Atom], ir.Atom | None]:
         """(positional atoms, spread atom or None) of a call. `f(*xs)` spreads the atoms of
@@ -949,6 +1250,54 @@ def _assigned_names(fn_node) -> set[str]:
 
 def is_python_function(obj) -> bool:
     return isinstance(obj, types.FunctionType)
+
+
+@dataclass(frozen=True, eq=False)
+class PartialCall:
+    """`functools.partial(fn, *args, **kwargs)` read in the source: calling it is the call
+    of `fn` with these atoms first, so every transform sees that call; where it is used as
+    a value, the partial object is made at run time."""
+    fn: ir.Atom
+    args: tuple
+    kwargs: tuple
+
+    def as_call(self) -> ir.Call:
+        return ir.Call(ir.Ref(functools.partial, "functools.partial", functools),
+                       (self.fn,) + self.args, self.kwargs)
+
+
+@dataclass(frozen=True, eq=False)
+class KnownTuple:
+    """A tuple whose items are known atoms when the source is read (what vjp returns):
+    indexing it with a constant, or unpacking it, reads the items themselves."""
+    items: tuple
+
+
+def _known_ref(value, name: str) -> ir.Atom:
+    """The atom of a parameter specialised on `value`: a constant, a redraft.numpy function
+    by the name the user would write (`jnp.tanh`), else `<name>_value`."""
+    import redraft.numpy as jnp
+    own = getattr(value, "__name__", None)
+    if (isinstance(own, str) and own.isidentifier() and not own.startswith("_")
+            and getattr(jnp, own, None) is value):
+        return ir.Ref(value, f"jnp.{own}", jnp)
+    return _ref_or_const(value, f"{name}_value")
+
+
+def _known_item(container, key):
+    """container[key] when it is a function value (folded when the source is read), else
+    None (data items stay run-time reads)."""
+    from redraft.compiler.transforms.callees import is_function_value
+    try:
+        item = container[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return item if is_function_value(item) else None
+
+
+def _key_name(key) -> str:
+    text = "".join(c if c.isalnum() else "_" for c in str(key))
+    return text or "item"
 
 
 def _ref_or_const(value, name: str) -> ir.Atom:

@@ -19,6 +19,9 @@ def zeros_like(x):
             return None
         if isinstance(v, (bool, int, float, complex)):
             return 0.0
+        if isinstance(v, (str, bytes)) or not (isinstance(v, (Array, np.ndarray, np.generic))
+                                               or hasattr(v, "__array__")):
+            return None  # Python-level data (a key path, a treedef): no cotangent
         a = jnp.asarray(v)
         dtype = a.dtype if a.dtype.kind in "fc" else np.float32
         return jnp.zeros(a.shape, dtype)
@@ -164,6 +167,33 @@ def tape_from_items(items) -> tuple | None:
     return tape
 
 
+def unflatten_like(leaves, like):
+    """The cotangent of tree_leaves(like): the leaves' cotangents in like's structure."""
+    from redraft.runtime.pytree import tree_structure, tree_unflatten
+    return tree_unflatten(tree_structure(like), list(leaves))
+
+
+def paths_bar_to_tree(g, like):
+    """The cotangent of tree_flatten_with_path(like) = ([(path, leaf), ...], treedef): the
+    leaves' cotangents in like's structure (paths and treedef have none)."""
+    from redraft.runtime.pytree import tree_leaves
+    pairs = g[0] if g is not None else None
+    leaves = tree_leaves(like)
+    items = [zeros_like(leaf) if pair is None or pair[1] is None else pair[1]
+             for leaf, pair in zip(leaves, pairs or [None] * len(leaves))]
+    return unflatten_like(items, like)
+
+
+def container_like(value, items: tuple):
+    """The cotangent of `a, b = value` (items: a_bar, b_bar) in value's own container: a
+    list's cotangent is a list, as its pytree structure says."""
+    if isinstance(value, list):
+        return list(items)
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return type(value)(*items)
+    return items
+
+
 def index_add(x, idx, g):
     """The cotangent of `x[idx]` for arrays and Python containers alike."""
     if isinstance(x, (tuple, list)):
@@ -185,10 +215,14 @@ def index_add(x, idx, g):
 def attr_add(obj, name: str, g):
     """The cotangent of `obj.name`: zeros shaped like `obj`, with `g` at field `name`."""
     import copy
-    out = copy.copy(zeros_like(obj))
+    from redraft.runtime.pytree import tree_structure
+    zeros = zeros_like(obj)
+    out = copy.copy(zeros)
     if hasattr(type(out), "_fields"):
         return out._replace(**{name: g})
     setattr(out, name, g)
+    if tree_structure(out) != tree_structure(zeros):
+        return zeros  # the field is the node's static aux data: it has no cotangent
     return out
 
 

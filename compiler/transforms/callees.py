@@ -77,6 +77,17 @@ class CoreFunction:
     def __redraft_transformable__(self):
         return self.core
 
+    @property
+    def __signature__(self):
+        """Its Core's parameters, so that jit and the transforms bind arguments to them."""
+        import inspect
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        n_required = len(self.core.params) - len(self.core.defaults)
+        return inspect.Signature([
+            inspect.Parameter(p, kind) if i < n_required else
+            inspect.Parameter(p, kind, default=self.core.defaults[i - n_required])
+            for i, p in enumerate(self.core.params)])
+
 
 def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
     """`fn`'s forward-mode derivative in the arguments flagged by `mask`."""
@@ -118,6 +129,12 @@ def vjp_of(fn, mask: tuple[bool, ...], mode: str, has_aux: bool = False,
 def vmap_of(fn, in_types: tuple) -> Transformed:
     """`fn` batched for arguments of batch types `in_types` (compiler/transforms/vmap.py);
     it takes one more argument, the number of examples."""
+    from redraft.compiler.transforms import custom
+    if isinstance(fn, custom.custom_jvp):
+        return _batched_custom_jvp(fn, tuple(in_types))
+    if isinstance(fn, custom.custom_vjp):  # batched as its function; its rule is not
+        fn = fn.fun
+
     def make():
         from redraft.compiler.core.loader import load
         from redraft.compiler.transforms.vmap import NeedsExampleLoop, vmap_function
@@ -129,6 +146,25 @@ def vmap_of(fn, in_types: tuple) -> Transformed:
             batched = example_loop_function(fn, core, in_types)
         return load(batched, header=_header(core, "batched (vmap)"))
     return _cached("batched", fn, tuple(in_types), (), make)
+
+
+_BATCHED_CUSTOM: dict[tuple, tuple] = {}
+
+
+def _batched_custom_jvp(fn, in_types: tuple):
+    """vmap of a custom_jvp function: again a custom_jvp, whose function is the batched
+    function and whose rule is the batched rule, so jvp(vmap(f)) uses the user's rule."""
+    from redraft.compiler.transforms import custom
+    key = (id(fn), in_types)
+    hit = _BATCHED_CUSTOM.get(key)
+    if hit is None or hit[0] is not fn:
+        batched = custom.custom_jvp(vmap_of(fn.fun, in_types).fn)
+        if fn.jvp_rule is not None:
+            rule = vmap_of(fn.jvp_rule, (("T", in_types), ("T", in_types)))
+            batched.jvp_rule = CoreFunction(custom.batched_rule_core(fn, rule, len(in_types)))
+        made = Transformed(("batched", key), lambda: batched, f"{fn.__name__}_batched")
+        hit = _BATCHED_CUSTOM[key] = (fn, made)
+    return hit[1]
 
 
 def _header(core, what: str) -> str:
@@ -224,8 +260,8 @@ def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple
         if hit is None or hit[0] is not fn or hit[1] is not target:
             hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(target, tuple(kinds)))
         return hit[2], flat, kinds
-    if not call_shape.specialises(fn):
-        return None
+    if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
+        return None  # (a function whose Core redraft made takes its arguments as they are)
     shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
                                                    lambda name, value: value)
     shape = call_shape.with_structure(fn, shape, flat)
@@ -237,4 +273,197 @@ def needs_specialising(fn) -> bool:
     from redraft.compiler.frontend.call_shape import specialises
     while hasattr(fn, "__redraft_rewrap__"):
         fn = getattr(fn, "__redraft_inner__", None)
-    return fn is not None and specialises(fn)
+    return (fn is not None and specialises(fn)
+            and not hasattr(fn, "__redraft_transformable__"))
+
+
+# ---- functions specialised on Python values (function arguments, a method's self) ---------------
+
+def is_function_value(value) -> bool:
+    """Whether `value` is a function value that specialisation holds by identity: a plain
+    function, lambda, partial, bound method, builtin, transformed or jitted function, or
+    custom_jvp/custom_vjp object (an array, a container or a class is not)."""
+    import functools
+    import types
+    from redraft.compiler.frontend.local_functions import Closure, LocalFunction
+    from redraft.compiler.transforms.custom import is_custom
+    if isinstance(value, type):
+        return False
+    return (isinstance(value, (types.FunctionType, types.BuiltinFunctionType,
+                               types.MethodType, functools.partial, LocalFunction, Closure))
+            or is_custom(value) or hasattr(value, "__redraft_transformable__")
+            or hasattr(value, "__redraft_core__"))
+
+
+class Bound:
+    """`fn` specialised on the values of some of its parameters (a function argument, the
+    static arguments of a jitted function, a bound method's self): its Core reads those
+    parameters as constants, so a call through a function argument is a call of that
+    function, transformed as any other. With `drop`, the known parameters leave the
+    signature (a bound method is called without self); otherwise callers still pass them."""
+
+    def __init__(self, fn, known: tuple[tuple[int, object], ...], drop: bool = False):
+        import inspect
+        self.fn = fn
+        self.known = known
+        self.drop = drop
+        self.__name__ = getattr(fn, "__name__", "f")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        sig = inspect.signature(fn)
+        if drop:
+            positions = {i for i, _ in known}
+            sig = sig.replace(parameters=[p for i, p in enumerate(sig.parameters.values())
+                                          if i not in positions])
+        self.__signature__ = sig
+        self._core = None
+
+    def __call__(self, *args, **kwargs):
+        if self.drop:
+            full = list(args)
+            for i, v in sorted(self.known):
+                full.insert(i, v)
+            return self.fn(*full, **kwargs)
+        return self.fn(*args, **kwargs)
+
+    def __redraft_transformable__(self):
+        if self._core is None:
+            import inspect
+            from redraft.compiler.core import ir
+            from redraft.compiler.frontend.normalize import lower_function
+            from redraft.compiler.frontend.ssa import to_ssa
+            from redraft.compiler.transforms.static_calls import fold_static_calls
+            names = list(inspect.signature(self.fn).parameters)
+            known = {names[i]: v for i, v in self.known if i < len(names)}
+            core = lower_function(self.fn, known=known)
+            if self.drop:
+                core = ir.Function(core.name, tuple(p for p in core.params if p not in known),
+                                   core.body, core.defaults, core.filename, core.firstline,
+                                   core.doc, dict(core.meta))
+            self._core = fold_static_calls(to_ssa(core, coalesce=False))
+        return self._core
+
+    def __repr__(self) -> str:
+        return f"<redraft {self.__name__} specialised on {dict(self.known)!r}>"
+
+
+_BOUND: dict[tuple, tuple] = {}
+
+
+def bound(fn, known: tuple[tuple[int, object], ...], drop: bool = False) -> Bound:
+    """The one Bound of `fn` on these values (by identity, cached: transforms of it are
+    cached too; the entry keeps the values alive while their ids are in its key)."""
+    key = (_identity_key(fn), tuple((i, id(v)) for i, v in known), drop)
+    hit = _BOUND.get(key)
+    if hit is None or hit[0] is not fn or any(a is not b for (_, a), (_, b) in
+                                              zip(hit[1], known)):
+        hit = _BOUND[key] = (fn, known, Bound(fn, known, drop))
+    return hit[2]
+
+
+def _source_function(fn) -> bool:
+    """Whether transforms read `fn`'s own source (a plain Python function of the user's)."""
+    import types
+    from redraft.compiler.transforms.custom import is_custom
+    from redraft.compiler.transforms.registry import rules_for
+    return (isinstance(fn, types.FunctionType) and not is_custom(fn)
+            and rules_for(fn) is None and not hasattr(fn, "__redraft_transformable__")
+            and not hasattr(fn, "__redraft_core__")
+            and not (getattr(fn, "__module__", "") or "").startswith("redraft"))
+
+
+def specialise_on_values(fn, args: tuple):
+    """`fn` for a call with positional `args`: Bound on its function-valued arguments (and
+    a jitted function's static ones) when there are any, else `fn` itself."""
+    statics: tuple = ()
+    target = fn
+    static = getattr(fn, "static", None)
+    if type(fn).__name__ == "Jitted" and static and _source_function(fn.fun):
+        target = fn.fun
+        statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
+    if not _source_function(target):
+        return fn
+    known = dict(statics)
+    for i, a in enumerate(args):
+        if i not in known and is_function_value(a):
+            known[i] = a
+        elif i not in known and _callable_object(a):
+            known[i] = called_as(type(a))
+    if not known:
+        return fn
+    return bound(target, tuple(sorted(known.items(), key=lambda kv: kv[0])))
+
+
+class CalledAs:
+    """A parameter's known class, whose `__call__` a call through the parameter calls (a
+    model object registered as a pytree: its fields stay values, its method is known)."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def __repr__(self) -> str:
+        return f"<an instance of {self.cls.__qualname__}>"
+
+
+_CALLED_AS: dict[type, CalledAs] = {}
+
+
+def called_as(cls: type) -> CalledAs:
+    hit = _CALLED_AS.get(cls)
+    if hit is None:
+        hit = _CALLED_AS[cls] = CalledAs(cls)
+    return hit
+
+
+def _callable_object(value) -> bool:
+    """An instance of a user's class whose Python `__call__` redraft can read."""
+    import types
+    call = getattr(type(value), "__call__", None)
+    return (not isinstance(value, type) and isinstance(call, types.FunctionType)
+            and not (getattr(type(value), "__module__", "") or "").startswith("redraft"))
+
+
+def specialise_deep(fn, args: tuple):
+    """specialise_on_values through transform wrappers: grad(f) called with a function
+    value (or a model object) is grad(f specialised), re-made around it and cached."""
+    inner = getattr(fn, "__redraft_inner__", None)
+    if getattr(fn, "static", None) or inner is None or not hasattr(fn, "__redraft_rewrap__"):
+        return specialise_on_values(fn, args)
+    target = specialise_deep(inner, args)
+    if target is inner:
+        return fn
+    key = (id(fn), id(target), "values")
+    hit = _REWRAPPED.get(key)
+    if hit is None or hit[0] is not fn or hit[1] is not target:
+        hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(
+            target, ("position",) * len(args)))
+    return hit[2]
+
+
+_BOUND_CUSTOM: dict[tuple, tuple] = {}
+
+
+def bound_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
+    """A custom_vjp function specialised on function-valued arguments (a fixed-point
+    solver's map): its function, fwd and bwd rules each Bound on them (bwd receives the
+    nondiff arguments first), so every transform of the rules calls the known function."""
+    from redraft.compiler.transforms.custom import custom_vjp
+    key = (id(fn), tuple((i, id(v)) for i, v in known))
+    hit = _BOUND_CUSTOM.get(key)
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    if fn.fwd is None or fn.bwd is None or not all(
+            _source_function(f) for f in (fn.fun, fn.fwd, fn.bwd)):
+        return fn
+    n = len(inspect_params(fn.fun))
+    nondiff = sorted(i % n for i in fn.nondiff_argnums)
+    made = custom_vjp(bound(fn.fun, known), nondiff_argnums=fn.nondiff_argnums)
+    bwd_known = tuple((nondiff.index(i), v) for i, v in known if i in nondiff)
+    made.defvjp(bound(fn.fwd, known), bound(fn.bwd, bwd_known) if bwd_known else fn.bwd)
+    _BOUND_CUSTOM[key] = (fn, made, known)
+    return made
+
+
+def inspect_params(fn) -> tuple[str, ...]:
+    import inspect
+    return tuple(inspect.signature(fn).parameters)

@@ -38,8 +38,52 @@ class custom_jvp:  # noqa: N801 - JAX's name
         self.jvp_rule = jvp
         return jvp
 
+    def defjvps(self, *rules: Callable | None) -> None:
+        """One rule per argument, rule_i(tangent_i, primal_out, *primals) -> its share of
+        the output tangent (None: that argument contributes nothing); the shares add up.
+        The jvp rule they make is Core (jvps_rule_core), transformed as any rule."""
+        from redraft.compiler.transforms.callees import CoreFunction
+        self.jvp_rule = CoreFunction(jvps_rule_core(self, rules))
+
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
+
+
+def jvps_rule_core(fn: custom_jvp, rules: tuple) -> ir.Function:
+    """The jvp rule that defjvps' per-argument rules make, for a function of n arguments:
+
+        def f_jvps(primals, tangents):
+            p0 = primals[0]; ...; t0 = tangents[0]; ...
+            ans = f(p0, ..., pn)
+            share_0 = rule_0(t0, ans, p0, ..., pn)      # one per rule that is not None
+            out = share_0 + share_1
+            return (ans, out)
+    """
+    n = len(rules)
+    code = getattr(fn.fun, "__code__", None)
+    origin = (code.co_filename, code.co_firstlineno) if code else None
+    body: list[ir.Stmt] = []
+
+    def let(name: str, expr) -> ir.Var:
+        body.append(ir.Assign((name,), expr, origin))
+        return ir.Var(name)
+
+    ps = [let(f"p{i}", ir.Call(GETITEM, (ir.Var("primals"), ir.Const(i)))) for i in range(n)]
+    ts = [let(f"t{i}", ir.Call(GETITEM, (ir.Var("tangents"), ir.Const(i)))) for i in range(n)]
+    ans = let("ans", ir.Call(ir.Ref(fn.fun, fn.__name__), tuple(ps)))
+    out = None
+    for i, rule in enumerate(rules):
+        if rule is None:
+            continue
+        share = let(f"share_{i}", ir.Call(ir.Ref(rule, f"rule_{i}"), (ts[i], ans) + tuple(ps)))
+        out = share if out is None else let(f"out_{i}", ir.Call(
+            ir.Ref(operator.add, "+"), (out, share)))
+    if out is None:
+        out = let("out", ir.Call(helper("zeros_like"), (ans,)))
+    pair = let("pair", ir.Tuple((ans, out)))
+    body.append(ir.Return(pair, origin))
+    return ir.Function(f"{fn.__name__}_jvps", ("primals", "tangents"), body, (),
+                       origin[0] if origin else "<custom_jvp>", origin[1] if origin else 1)
 
 
 class custom_vjp:  # noqa: N801 - JAX's name
@@ -81,7 +125,8 @@ def _fresh(params: tuple[str, ...]):
 
 
 def _function(name: str, params, body, fn) -> ir.Function:
-    code = fn.fun.__code__
+    code = getattr(fn.fun, "__code__", None) or getattr(getattr(fn.fun, "fn", None),
+                                                        "__code__", None)  # a Bound's own
     return ir.Function(name, tuple(params), body, (), code.co_filename, code.co_firstlineno)
 
 
@@ -110,6 +155,31 @@ def custom_jvp_core(fn: custom_jvp, mask: tuple[bool, ...]) -> ir.Function:
     body.append(ir.Assign((pair,), ir.Call(rule, (ir.Var(primals), ir.Var(tangents)))))
     body.append(ir.Return(ir.Var(pair)))
     return _function(f"{fn.__name__}_jvp", params + tuple(dots), body, fn)
+
+
+def batched_rule_core(fn: custom_jvp, batched_rule, n: int) -> ir.Function:
+    """The jvp rule of vmap(fn): its primals are fn's n arguments and the number of
+    examples; it calls the batched user rule on the first n primals and tangents.
+
+        def f_rule_batched(primals, tangents):
+            p0 = primals[0]; t0 = tangents[0]; size = primals[1]
+            pair = rule_batched((p0,), (t0,), size)
+            return pair
+    """
+    body: list[ir.Stmt] = []
+
+    def let(name: str, expr) -> ir.Var:
+        body.append(ir.Assign((name,), expr))
+        return ir.Var(name)
+
+    ps = [let(f"p{i}", ir.Call(GETITEM, (ir.Var("primals"), ir.Const(i)))) for i in range(n)]
+    ts = [let(f"t{i}", ir.Call(GETITEM, (ir.Var("tangents"), ir.Const(i)))) for i in range(n)]
+    size = let("size", ir.Call(GETITEM, (ir.Var("primals"), ir.Const(n))))
+    p_tuple, t_tuple = let("ps", ir.Tuple(tuple(ps))), let("ts", ir.Tuple(tuple(ts)))
+    rule = ir.Ref(batched_rule, f"{fn.__name__}_rule_batched")
+    pair = let("pair", ir.Call(rule, (p_tuple, t_tuple, size)))
+    body.append(ir.Return(pair))
+    return _function(f"{fn.__name__}_rule_batched", ("primals", "tangents"), body, fn)
 
 
 def custom_jvp_tangent_map(fn: custom_jvp) -> ir.Function:
@@ -154,17 +224,25 @@ def custom_vjp_bwd_core(fn: custom_vjp, mask: tuple[bool, ...], single: bool) ->
     params = _params(fn)
     nm = _fresh(params)
     ct, pair, res, bars = nm("ct"), nm("pair"), nm("res"), nm("all_bars")
+    # nondiff_argnums: bwd takes them first, and returns cotangents of the others only
+    nondiff = sorted(i % len(params) for i in fn.nondiff_argnums)
+    position = {i: j for j, i in enumerate(i for i in range(len(params)) if i not in nondiff)}
     body: list[ir.Stmt] = [
         ir.Assign((pair,), ir.Call(ir.Ref(fn.fwd, fn.fwd.__name__),
                                    tuple(ir.Var(p) for p in params))),
         ir.Assign((res,), ir.Call(GETITEM, (ir.Var(pair), ir.Const(1)))),
-        ir.Assign((bars,), ir.Call(ir.Ref(fn.bwd, fn.bwd.__name__), (ir.Var(res), ir.Var(ct)))),
+        ir.Assign((bars,), ir.Call(ir.Ref(fn.bwd, fn.bwd.__name__), tuple(
+            ir.Var(params[i]) for i in nondiff) + (ir.Var(res), ir.Var(ct)))),
     ]
     picked = []
     for i, m in enumerate(mask):
         if m:
             b = nm(f"{params[i]}_bar")
-            body.append(ir.Assign((b,), ir.Call(GETITEM, (ir.Var(bars), ir.Const(i)))))
+            if i in position:
+                bar = ir.Call(GETITEM, (ir.Var(bars), ir.Const(position[i])))
+            else:  # a nondiff argument: no cotangent from the rule
+                bar = ir.Call(helper("zeros_like"), (ir.Var(params[i]),))
+            body.append(ir.Assign((b,), bar))
             picked.append(ir.Var(b))
     if single:
         body.append(ir.Return(picked[0]))

@@ -71,6 +71,7 @@ class ReverseMode:
         self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
         self.filled: set[str] = set()  # primals whose bars some path fills with zeros
+        self._tuples_built: set[str] | None = None  # see tuples_built
         self.loop_depth = 0  # how many reversed loops enclose the statements being reversed
         self.masks: dict[str, ir.Atom] = {}  # bar -> where it is structurally zero (defzeros)
 
@@ -341,6 +342,11 @@ class ReverseMode:
         for t in s.targets:
             self.defined.discard(self.bar(t))
         e = s.expr
+        if (isinstance(e, ir.Var) and len(s.targets) > 1
+                and e.name not in self.tuples_built()):  # `a, b = v`: v's own container
+            like = self.names.fresh("t_bar")
+            out.append(ir.Assign((like,), ir.Call(helper("container_like"), (e, g)), s.origin))
+            g = ir.Var(like)
         if isinstance(e, ir.Var):
             zero = self.masks.get(self.bar(s.targets[0])) if len(s.targets) == 1 else None
             self.accumulate(e, g, out, s.origin, zero=zero)
@@ -357,6 +363,15 @@ class ReverseMode:
             self.accumulate(e.obj, ir.Var(part), out, s.origin, structural=True)
         elif isinstance(e, ir.Call):
             self.reverse_call(s, g, out)
+
+    def tuples_built(self) -> set[str]:
+        """Names the function assigns a tuple display to (`t = (a, b)`): their unpacking's
+        cotangent is a tuple already."""
+        if self._tuples_built is None:
+            self._tuples_built = {s.targets[0] for s in ir.walk_stmts(self.fn.body)
+                                  if isinstance(s, ir.Assign) and len(s.targets) == 1
+                                  and isinstance(s.expr, ir.Tuple)}
+        return self._tuples_built
 
     def output_cotangent(self, s: ir.Assign, out: list) -> ir.Atom:
         if len(s.targets) == 1:

@@ -82,6 +82,9 @@ def batch_core_of(fn) -> ir.Function:
     """The Core vmap batches for `fn`: its own source for helpers marked `source` (which
     have derivative rules, so core_of would wrap them as one operation), else core_of."""
     from redraft.compiler.transforms.common import core_of
+    from redraft.compiler.transforms.custom import is_custom
+    if is_custom(fn):  # batched as its function (callees.vmap_of batches its rule too)
+        return core_of(fn.fun)
     entry = batch_entry(fn)
     if entry is None or entry.kind != "source":
         return core_of(fn)
@@ -108,6 +111,9 @@ def user_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]
     except fallible:
         return loop_call(ctx, call, BatchEntry(fn, "loop", returns="any"), origin, out)
     callee = callees.vmap_of(fn, types)
+    from redraft.compiler.transforms.custom import is_custom
+    if is_custom(fn):  # a batched custom_jvp: called as itself, rules and all
+        callee = callee.fn
     ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_batched")
     return ir.Call(ref, tuple(args) + (ir.Var(ctx.size),)), result
 
@@ -165,7 +171,10 @@ _ACTIVE: set = set()
 def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
     """The batch type of `fn`'s result for arguments of `types` (recursion: the analysis
     repeats from a provisional result until it agrees with itself)."""
+    from redraft.compiler.transforms.custom import is_custom
     from redraft.compiler.transforms.vmap import NeedsExampleLoop, result_type
+    if is_custom(fn):  # its Core calls itself; its function's Core says what it returns
+        core = batch_core_of(fn)
     key = (callees._identity_key(fn), types)
     if key in _RESULTS:
         return _RESULTS[key]

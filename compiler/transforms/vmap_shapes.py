@@ -128,6 +128,8 @@ def broadcast(x, n: int, k: int = 0):
     None (a loop-carried `acc = None` that the loop later makes an array)."""
     if x is None:
         return None
+    if isinstance(x, (tuple, list, dict)):  # a container typed as one value: leaf by leaf
+        return tree_map(lambda leaf: broadcast(leaf, n, k), x)
     a = jnp.asarray(x)
     dims = tuple(jnp.shape(a))
     return jnp.broadcast_to(jnp.expand_dims(a, k), dims[:k] + (n,) + dims[k:])
@@ -212,6 +214,53 @@ def ungetitem(x, idx, g, k: int = 1):
     if isinstance(x, (tuple, list, dict)):
         return ad_helpers.index_add(x, idx, g)
     return ad_helpers.zeros_like(x).at[index(idx, k)].add(g)
+
+
+def index_add_unbatched(x, idx, batched_idx, g, g_batched: bool, n: int,
+                        x_batched: bool = False):
+    """The cotangent of `x[idx]` for `x` unbatched (the same for every example; or, with
+    x_batched, a container whose leaves are batched) and a cotangent `g`: every leaf of the
+    result batched at axis 0. `x` is a Python container (a dict or list of parameters, its
+    item's cotangent put in place) or an array (zeros with `g` added at `batched_idx`, the
+    index behind the batch axis)."""
+    from redraft.compiler.transforms import ad_helpers
+    if isinstance(x, (tuple, list, dict)):
+        if not g_batched:
+            g = tree_map(lambda leaf: broadcast(leaf, n), g)
+        zeros = tree_map(lambda leaf: ad_helpers.zeros_like(leaf) if x_batched else
+                         broadcast(ad_helpers.zeros_like(leaf), n), x)
+        if isinstance(x, dict) or not isinstance(idx, slice):
+            item = ad_helpers.add(zeros[idx], g)
+        else:
+            item = [ad_helpers.add(z, v) for z, v in zip(zeros[idx], g)]
+        return _with_item(zeros, idx, item)
+    z = ad_helpers.zeros_like(x) if x_batched else broadcast(ad_helpers.zeros_like(x), n)
+    if g_batched:
+        g = align_update(g, z, batched_idx)
+    return z.at[batched_idx].add(g)
+
+
+def index_add_unbatched_bar(ct, x, idx, batched_idx, g, g_batched: bool, n: int,
+                            x_batched: bool = False):
+    """The cotangent of `g` in index_add_unbatched: the item of `ct` it was added to, summed
+    over the examples where `g` was the same for all of them."""
+    if isinstance(x, (tuple, list, dict)):
+        part = ct[idx]
+    else:
+        part = jnp.reshape(ct[batched_idx], jnp.shape(g) if g_batched else
+                           (n,) + tuple(jnp.shape(g)))
+    return part if g_batched else tree_map(lambda leaf: unbroadcast(leaf), part)
+
+
+def _with_item(x, idx, item):
+    """Container `x` with item(s) `idx` replaced by `item` (a copy)."""
+    if isinstance(x, dict):
+        return {**x, idx: item}
+    out = list(x)
+    out[idx] = item
+    if hasattr(type(x), "_fields"):
+        return type(x)(*out)
+    return type(x)(out)
 
 
 def length_any(x, k: int = 1) -> int:

@@ -101,6 +101,9 @@ class WrapperBuilder:
         types = tuple(spec_type(s, self.mapped) for s in self.specs)
         out_type = callee_result_type(self.fun, self.core, types)
         callee = callees.vmap_of(self.fun, types)
+        from redraft.compiler.transforms.custom import is_custom
+        if is_custom(self.fun):  # a batched custom function: called as itself, rules and all
+            callee = callee.fn
         ref = ir.Ref(callee, f"{self.core.name}_batched")
         out = self.emit(ir.Call(ref, tuple(args) + (size,)), "out")
         result = self.placed(out, out_type, self.out_axes, size, "the result")

@@ -87,6 +87,14 @@ def _index_add(b):
     if bt.kind(tx) in ("T", "L"):
         return loop(b, "any")
     x, idx, g = b.arg("x"), b.arg("idx"), b.arg("g")
+    from redraft.compiler.transforms.batch_rules.indexing import batched_index
+    if not bt.is_batched(tx) or bt.kind(tx) in ("D", "P"):
+        # x may be a container (of parameters, of running statistics): decided when it runs
+        if bt.is_batched(tx):
+            x = b.to_batched(x, tx)  # every leaf batched, as the result's type says
+        return ir.Call(vm_ref("index_add_unbatched"), (
+            x, idx, batched_index(b, idx), g, ir.Const(bt.is_batched(tg)),
+            b.axis_size, ir.Const(bt.is_batched(tx)))), bt.TREE
     zeros = b.emit(ir.Call(ir.Ref(ad.zeros_like, "ad.zeros_like", ad), (x,)))
     if not bt.is_batched(tx):
         zeros = b.to_batched(zeros, bt.U)
@@ -185,6 +193,7 @@ defbatch(ad.push, _push)
 defbatch(ad.tape_items, _tape_items)
 defbatch(ad.tape_from_items, _tape_from_items)
 defbatch(ad.index_add, _index_add)
+defbatch(ad.container_like, same_type_of("items"))  # the items, in value's container
 defbatch(ad.attr_add, _attr_add)
 defbatch(ad.zip_tangent, _zip_tangent)
 defbatch(ad.dict_values, _dict_values)

@@ -3,6 +3,8 @@ read structure (len of a tuple), and the builtins that would need one example's 
 import builtins
 
 from redraft.compiler.core import helpers, ir
+from redraft.compiler.transforms import ad_helpers as ad
+from redraft.runtime import pytree
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms.batch_rules.common import elementwise, loop, unbatched_result
 from redraft.compiler.transforms.batching import NotStatic, defbatch, defnotbatchable
@@ -37,6 +39,42 @@ def _make_dict(b):
         return b.call, bt.dct(static_keys, tv[1])
     values = b.to_batched(values, tv)
     return ir.Call(b.call.fn, (keys, values)), bt.TREE
+
+
+def _set_item(b):
+    """d[k] = v on a dict of known keys: the dict type with k's type that of v; otherwise
+    (a list, keys not known) every leaf of the result batched."""
+    container, key, value = b.call.args
+    tc, tv = b.ctx.type_of(container), b.ctx.type_of(value)
+    try:
+        k = b.static_atom(key)
+    except NotStatic:
+        return loop(b, "any")
+    if bt.kind(tc) == "D":
+        keys, types = list(tc[1]), list(tc[2])
+        if k in keys:
+            types[keys.index(k)] = tv
+        else:
+            keys.append(k)
+            types.append(tv)
+        return b.call, bt.dct(keys, types)
+    container = b.to_batched(container, tc)
+    value = b.to_batched(value, tv)
+    return ir.Call(b.call.fn, (container, key, value)), bt.TREE
+
+
+def _leaves_of(b):
+    """tree_leaves of a batched tree: its leaves, each batched."""
+    tree = b.call.args[0]
+    tree = b.to_batched(tree, b.ctx.type_of(tree))
+    return ir.Call(b.call.fn, (tree,) + tuple(b.call.args[1:]), b.call.kwargs), bt.seq(bt.B)
+
+
+def _tree_of_leaves(b):
+    """unflatten_like(leaves, like): a tree whose leaves are all batched."""
+    leaves, like = b.call.args
+    leaves = b.to_batched(leaves, b.ctx.type_of(leaves))
+    return ir.Call(b.call.fn, (leaves, like)), bt.TREE
 
 
 def _check(b):
@@ -88,6 +126,11 @@ def _getattr(b):
 
 defbatch(helpers.append, _append)
 defbatch(helpers.make_dict, _make_dict)
+defbatch(helpers.set_item, _set_item)
+defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
+defbatch(ad.unflatten_like, lambda b: _tree_of_leaves(b))
+defbatch(pytree.tree_flatten_with_path, lambda b: loop(b, "any"))
+defbatch(ad.paths_bar_to_tree, lambda b: loop(b, "any"))
 defbatch(helpers.check, _check)
 defbatch(helpers.raise_, unbatched_result)
 defbatch(print, unbatched_result)

@@ -49,6 +49,10 @@ defvjp(ad.safe_log, lambda ct, ans, x: ad.safe_div(ct, x))
 defjvp(ad.index_add, lambda g_dot, ans, x, idx, g: ad.index_add(x, idx, g_dot),
        argnames=("g",))
 defvjp(ad.index_add, lambda ct, ans, x, idx, g: ct[idx], argnames=("g",))
+defjvp(ad.container_like, lambda items_dot, ans, value, items:
+       ad.container_like(value, items_dot), argnames=("items",))
+defvjp(ad.container_like, lambda ct, ans, value, items: ad.container_like(items, ct),
+       argnames=("items",))
 defjvp(ad.attr_add, lambda g_dot, ans, obj, name, g: ad.attr_add(obj, name, g_dot),
        argnames=("g",))
 defvjp(ad.attr_add, lambda ct, ans, obj, name, g: getattr(ct, name), argnames=("g",))
@@ -63,6 +67,7 @@ defstatic(ad.broadcast_like, "ans")  # its parameter `ans` gives only a shape
 defstatic(ad.unsum, "x")
 defstatic(ad.index_add, "x", "idx")
 defstatic(ad.attr_add, "obj")
+defstatic(ad.container_like, "value")
 defstatic(ad.split_like, "arrays")
 defstatic(ad.unarray, "obj")
 defstatic(ad.take_bar, "a", "indices")

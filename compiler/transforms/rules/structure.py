@@ -4,6 +4,7 @@ import inspect
 
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms import ad_helpers as ad
+from redraft.runtime import pytree
 from redraft.compiler.transforms.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
                                                   defvjp)
 
@@ -19,6 +20,38 @@ defjvp(helpers.make_dict, lambda values_dot, ans, keys, values:
        helpers.make_dict(keys, values_dot), argnames=("values",))
 defvjp(helpers.make_dict, lambda g, ans, keys, values: ad.dict_values(g, keys),
        argnames=("values",))
+defjvp(helpers.set_item,
+       lambda container_dot, ans, container, key, value:
+       helpers.set_item(container_dot, key, ad.zeros_like(value)),
+       lambda value_dot, ans, container, key, value:
+       helpers.set_item(ad.zeros_like(container), key, value_dot),
+       argnames=("container", "value"))
+defjvp_joint(helpers.set_item, lambda container_dot, value_dot, ans, container, key, value:
+             helpers.set_item(container_dot, key, value_dot), ("container", "value"))
+defvjp(helpers.set_item,
+       lambda g, ans, container, key, value: helpers.set_item(g, key, ad.zeros_like(value)),
+       lambda g, ans, container, key, value: g[key],
+       argnames=("container", "value"))
+defstatic(helpers.set_item, "key")
+# ---- pytree leaves: a list of a tree's leaves, and back ------------------------------------------
+defjvp(pytree.tree_leaves, lambda tree_dot, ans, tree, is_leaf=None:
+       pytree.tree_leaves(tree_dot, is_leaf), argnames=("tree",))
+defvjp(pytree.tree_leaves, lambda g, ans, tree, is_leaf=None: ad.unflatten_like(g, tree),
+       argnames=("tree",))
+defjvp(ad.unflatten_like, lambda leaves_dot, ans, leaves, like:
+       ad.unflatten_like(leaves_dot, like), argnames=("leaves",))
+defvjp(ad.unflatten_like, lambda ct, ans, leaves, like: pytree.tree_leaves(ct),
+       argnames=("leaves",))
+defstatic(ad.unflatten_like, "like")
+defjvp(pytree.tree_flatten_with_path, lambda tree_dot, ans, tree, is_leaf=None:
+       pytree.tree_flatten_with_path(tree_dot, is_leaf), argnames=("tree",))
+defvjp(pytree.tree_flatten_with_path, lambda g, ans, tree, is_leaf=None:
+       ad.paths_bar_to_tree(g, tree), argnames=("tree",))
+defjvp(ad.paths_bar_to_tree, lambda g_dot, ans, g, like: ad.paths_bar_to_tree(g_dot, like),
+       argnames=("g",))
+defvjp(ad.paths_bar_to_tree, lambda ct, ans, g, like: pytree.tree_flatten_with_path(ct),
+       argnames=("g",))
+defstatic(ad.paths_bar_to_tree, "like")
 for _op in (helpers.check, helpers.raise_):
     defnondiff(_op, "no value")
 

@@ -76,6 +76,23 @@ defzeros(vm.select,
          vm.select(mask, ad.ones_like(g), ad.zeros_like(g), True, True) == 1,
          argnames=("a", "b"))
 defstatic(vm.select, "mask", "a_batched", "b_batched")
+# vm.index_add_unbatched is linear in g (the cotangent it places), and its bar in ct
+defjvp(vm.index_add_unbatched, lambda g_dot, ans, x, idx, batched_idx, g, g_batched, n,
+       x_batched=False: vm.index_add_unbatched(x, idx, batched_idx, g_dot, g_batched, n,
+                                               x_batched), argnames=("g",))
+defvjp(vm.index_add_unbatched, lambda ct, ans, x, idx, batched_idx, g, g_batched, n,
+       x_batched=False: vm.index_add_unbatched_bar(ct, x, idx, batched_idx, g, g_batched, n,
+                                                   x_batched), argnames=("g",))
+defjvp(vm.index_add_unbatched_bar, lambda ct_dot, ans, ct, x, idx, batched_idx, g, g_batched,
+       n, x_batched=False: vm.index_add_unbatched_bar(ct_dot, x, idx, batched_idx, g,
+                                                      g_batched, n, x_batched),
+       argnames=("ct",))
+defvjp(vm.index_add_unbatched_bar, lambda h, ans, ct, x, idx, batched_idx, g, g_batched, n,
+       x_batched=False: vm.index_add_unbatched(x, idx, batched_idx, h, g_batched, n,
+                                               x_batched), argnames=("ct",))
+defstatic(vm.index_add_unbatched, "x", "idx", "batched_idx", "g_batched", "n", "x_batched")
+defstatic(vm.index_add_unbatched_bar, "x", "idx", "batched_idx", "g", "g_batched", "n",
+          "x_batched")
 defelementwise(vm.select)
 defjvp(vm.select_tree,
        lambda a_dot, ans, mask, a, b: vm.select_tree(mask, a_dot, ad.zeros_like(b)),

@@ -313,9 +313,8 @@ def f(x, w):
 
 
 # ---- grad of jvp --------------------------------------------------------------------------------
-@xfail("grad of a function that calls redraft.jvp: the jvp_bwd rule transforms redraft's own "
-       "_run (a try statement): UnsupportedSyntaxError")
 def test_grad_of_a_function_calling_jvp():
+    """(jvp inside a transformed function reads as the call of f's forward derivative.)"""
     holds("hvp_gjvp", '''\
 def f(x, w):
     return jnp.sum(x)
