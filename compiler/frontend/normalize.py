@@ -18,7 +18,8 @@ import gast
 
 from redraft.compiler.core import ir
 from redraft.compiler.frontend import call_shape, control_flow, jumps, local_functions, methods
-from redraft.compiler.frontend.source import ParsedFunction, parse_function
+from redraft.compiler.frontend.source import (ParsedFunction, SourceUnavailableError,
+                                              parse_function)
 from redraft.runtime.errors import RedraftError
 
 
@@ -72,7 +73,15 @@ def lower_function(fn, shape: call_shape.CallShape | None = None) -> ir.Function
     """Core for the Python function `fn` (its source is read and parsed with gast); a
     signature with *args, **kwargs or keyword-only parameters is specialised on `shape`
     (compiler/frontend/call_shape.py; by default, a call with named arguments only)."""
-    parsed = parse_function(fn)
+    try:
+        parsed = parse_function(fn)
+    except SourceUnavailableError as e:
+        if not isinstance(fn, types.FunctionType):
+            raise
+        from redraft.compiler.tracing.trace import trace_function
+        return trace_function(fn, e)  # no source: run it on tracers (compiler/tracing/)
+    from redraft.compiler.tracing.trace import log_path
+    log_path(fn, "source")
     return Lowering(fn, parsed, shape).run()
 
 
