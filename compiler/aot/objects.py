@@ -21,7 +21,9 @@ POOL_ENTRY = "redraft_parallel_for"
 POOL_START = "redraft_pool_start"
 POOL_WORKERS = "rd_workers"
 PYTHON_CALLBACKS = {"redraft_print_callback": "print (jax.debug.print / print on traced "
-                                              "values) calls back into Python"}
+                                              "values) calls back into Python",
+                    "redraft_host_call_callback": "redraft.random's samplers on keys known "
+                                                  "at run time call back into Python"}
 
 
 class NotStandalone(RuntimeError):

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from llvmlite import ir
 from redraft.compiler.ir.ssa import Function
 
-from . import control, dot, nests, scans, shapes  # noqa: F401  (they fill LOWERINGS)
+from . import control, dot, host_calls, nests, scans, shapes  # noqa: F401  (they fill LOWERINGS)
 from .callbacks import install as _install_callbacks
 from .codegen import MachineCode, optimise, parse
 from .dot import warm_up

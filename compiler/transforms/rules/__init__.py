@@ -2,4 +2,4 @@
 from redraft.compiler.transforms.rules import (control, elementwise, helpers,  # noqa: F401
                                                reductions,
                                                shapes, structure, lax_elementwise,
-                                               lax_structure, jnp_extra, vmap)
+                                               lax_structure, jnp_extra, random, vmap)

@@ -14,6 +14,7 @@ import redraft.compiler.transforms.rules  # noqa: F401  (registers every rule)
 from redraft import lax
 from redraft.compiler import primitives
 from redraft.compiler.core import helpers
+from redraft.compiler.primitives.random import random_sample
 from redraft.compiler.transforms.registry import rules_for
 
 X = ("x",)
@@ -96,6 +97,8 @@ PRIMITIVE_TO_LAX_FUNCTION = {
     "scatter_max": [(lax.scatter_max, ("operand", "updates"))],
     # effects: staging turns Core's print(...) into debug_print
     "debug_print": [(print, NONE)],
+    # redraft.random's samplers inside compiled code
+    "random_sample": [(random_sample, NONE)],
 }
 
 
