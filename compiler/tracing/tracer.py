@@ -8,6 +8,7 @@ raises JAX's error classes, saying that redraft traced the function and why.
 """
 from __future__ import annotations
 
+import dis
 import operator
 import sys
 from typing import Any
@@ -192,13 +193,29 @@ class Tracer:
         self._concrete("the length")
 
     def __iter__(self):
-        self._concrete("the length (to iterate over it or unpack it)")
+        n = _unpack_count(sys._getframe(1))
+        if n is None:
+            self._concrete("the length (to iterate over it)")
+        return iter([self[i] for i in range(n)])
 
     def __array__(self, dtype=None, copy=None):
         self._concrete("a NumPy array")
 
     def __call__(self, *args, **kwargs):
         self._concrete("a function (a traced argument was called)")
+
+
+_UNPACK_SEQUENCE = dis.opmap["UNPACK_SEQUENCE"]
+
+
+def _unpack_count(frame) -> int | None:
+    """`n` when the running instruction of `frame` unpacks into n names (`a, b = x`): the
+    tracer then unpacks into x[0], ..., x[n-1]; None for any other iteration."""
+    code = frame.f_code.co_code
+    at = frame.f_lasti
+    if 0 <= at < len(code) - 1 and code[at] == _UNPACK_SEQUENCE:
+        return code[at + 1]
+    return None
 
 
 class _Method:

@@ -151,3 +151,23 @@ def test_python_c_and_stdin_programs(how):
         out.stdout.split()[-1])
     np.testing.assert_allclose(grads, [1.0, 2 * np.e], rtol=1e-5)
     np.testing.assert_allclose(value, np.e, rtol=1e-6)
+
+
+def test_unpacking_a_traced_result_and_keys():
+    from redraft import random
+    f = exec_function("def f(x, key):\n    key, sub = random.split(key)\n"
+                      "    a, b = jnp.split(x, 2)\n"
+                      "    return jnp.sum(a * b) + random.normal(sub, ()), key\n", "f",
+                      random=random)
+    x = jnp.arange(4.0)
+    key = random.key(0)
+    value, new_key = redraft.jit(f)(x, key)
+    eager_key, sub = random.split(key)
+    np.testing.assert_allclose(value, 0.0 * 2.0 + 1.0 * 3.0 + random.normal(sub, ()),
+                               rtol=1e-6)
+    assert np.asarray(random.key_data(new_key)).tolist() == np.asarray(
+        random.key_data(eager_key)).tolist()
+    np.testing.assert_allclose(redraft.grad(lambda x, k: f(x, k)[0])(x, key), [2, 3, 0, 1])
+    g = exec_function("def g(x):\n    for r in x:\n        x = x + r\n    return x\n", "g")
+    with pytest.raises(ConcretizationTypeError, match="to iterate over it"):
+        redraft.grad(g)(x)
