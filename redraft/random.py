@@ -635,7 +635,22 @@ def _permutation(words: np.ndarray, x: Any, axis: int, independent: bool) -> np.
 def permutation(key: KeyLike, x: int | Any, axis: int = 0, independent: bool = False) -> Any:
     """A random permutation of arange(x) (x an int) or of x's slices along `axis`."""
     words = _single_key("permutation", key)
-    return _wrap(_permutation(words, x, axis, independent))
+    if not (_is_staged(words) or _is_staged(x)):
+        return _wrap(_permutation(words, x, axis, independent))
+    if isinstance(x, (int, np.integer)):  # a permutation of range(x)
+        return _sample("permutation", (int(x),), np.int32, words, x=int(x), axis=axis,
+                       independent=independent)
+    if _is_staged(x) and x.ndim == 0:
+        raise TypeError("permutation: the length of a permutation of range(x) must be known "
+                        "when compiling; pass x as a static argument")
+    x = x if isinstance(x, Array) else as_array(_canonical_array(x))
+    return _sample("permutation", x.shape, x.dtype, words, x=x, axis=axis,
+                   independent=independent)
+
+
+@_sampler("permutation")
+def _permutation_host(words: np.ndarray, x: Any, axis: int, independent: bool) -> np.ndarray:
+    return _permutation(words, x, axis, independent)
 
 
 def shuffle(key: KeyLike, x: Any, axis: int = 0) -> Any:
@@ -682,7 +697,14 @@ def gumbel(key: KeyLike, shape: Shape = (), dtype: Any = None, mode: str = "low"
     """Standard Gumbel samples, -log(-log(u))."""
     words = _single_key("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
-    return _wrap(_gumbel(words, _shape("gumbel", shape), dtype, mode))
+    shape = _shape("gumbel", shape)
+    return _sample("gumbel", shape, dtype, words, shape=shape, dtype=dtype.name, mode=mode)
+
+
+@_sampler("gumbel")
+def _gumbel_host(words: np.ndarray, shape: tuple[int, ...], dtype: str, mode: str
+                 ) -> np.ndarray:
+    return _gumbel(words, shape, np.dtype(dtype), mode)
 
 
 def _top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
@@ -828,7 +850,13 @@ def exponential(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard exponential samples, -log(1 - u)."""
     words = _single_key("exponential", key)
     dtype = _float_dtype("exponential", dtype)
-    return _wrap(_exponential(words, _shape("exponential", shape), dtype))
+    shape = _shape("exponential", shape)
+    return _sample("exponential", shape, dtype, words, shape=shape, dtype=dtype.name)
+
+
+@_sampler("exponential")
+def _exponential_host(words: np.ndarray, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    return _exponential(words, shape, np.dtype(dtype))
 
 
 def laplace(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:

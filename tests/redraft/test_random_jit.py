@@ -128,3 +128,13 @@ def test_compiled_code_calls_the_sampler_back():
     eager_key, eager_out = step(random.key(3), x)
     assert words(key) == words(eager_key)
     assert np.asarray(out).tobytes() == np.asarray(eager_out).tobytes()
+
+
+def test_more_samplers_on_a_key_known_at_run_time():
+    def samples(key, x):
+        return (random.gumbel(key, (4,)), random.exponential(key, (3,)),
+                random.permutation(key, 6), random.permutation(key, x))
+    key, x = random.key(5), jnp.arange(10.0).reshape(5, 2)
+    for compiled, eager in zip(redraft.jit(samples)(key, x), samples(key, x)):
+        assert np.asarray(compiled).dtype == np.asarray(eager).dtype
+        assert np.asarray(compiled).tobytes() == np.asarray(eager).tobytes()
