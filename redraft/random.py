@@ -22,9 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from redraft.compiler.primitives.random import SAMPLERS, random_sample
 from redraft.kernels import threefry
-from redraft.runtime.array import wrap_host
+from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.convert import as_array
 from redraft.runtime.dtypes import canonicalize
+from redraft.runtime.pytree import register_pytree_node
+from redraft.runtime.staged import StagedBuf
 
 __all__ = [
     "exponential",
@@ -63,6 +67,33 @@ def _wrap(value: np.ndarray) -> Any:
     return wrap_host(np.asarray(value))
 
 
+def _is_staged(value: Any) -> bool:
+    """Whether `value` is only known when compiled code runs (inside jit's staging)."""
+    return isinstance(value, Array) and type(value._buf) is StagedBuf
+
+
+def _sampler(name: str):
+    """Register a host sampler under `name` (compiler/primitives/random.py runs it)."""
+    def register(fn):
+        SAMPLERS[name] = fn
+        return fn
+    return register
+
+
+def _sample(sampler: str, out_shape: tuple[int, ...], out_dtype: Any, first: Any, /,
+            **values: Any) -> Any:
+    """SAMPLERS[sampler](first, **values), a redraft Array of out_shape and out_dtype: now, or
+    recorded into compiled code when `first` or an array among `values` is staged. Python
+    numbers and strings stay static parameters, so both paths compute the same bits."""
+    arrays = {k: v for k, v in values.items() if isinstance(v, (Array, np.ndarray, np.generic))}
+    if not (_is_staged(first) or any(_is_staged(v) for v in arrays.values())):
+        return _wrap(SAMPLERS[sampler](first, **values))
+    static = {k: v for k, v in values.items() if k not in arrays}
+    static["operand_names"] = tuple(arrays)
+    operands = (as_array(first),) + tuple(as_array(v) for v in arrays.values())
+    return random_sample(sampler, operands, out_shape, out_dtype, static)
+
+
 # ---------------------------------------------------------------------------------------------
 # Keys
 
@@ -87,6 +118,9 @@ class PRNGKeyArray:
     dtype = _KeyDType()
 
     def __init__(self, data: np.ndarray) -> None:
+        if _is_staged(data):  # inside jit: the words are known when compiled code runs
+            self._data = _check_staged_key_data("PRNGKeyArray", data)
+            return
         data = _check_key_data("PRNGKeyArray", data)
         if data.flags.writeable:
             data = data.copy()
@@ -117,7 +151,8 @@ class PRNGKeyArray:
 
     def __getitem__(self, index) -> PRNGKeyArray:
         index = index if isinstance(index, tuple) else (index,)
-        index = tuple(np.asarray(i) if hasattr(i, "__array__") else i for i in index)
+        if not _is_staged(self._data):
+            index = tuple(np.asarray(i) if hasattr(i, "__array__") else i for i in index)
         if not any(i is Ellipsis for i in index):
             index = index + (Ellipsis,)
         try:
@@ -155,6 +190,35 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._data}"
 
 
+def _flatten_keys(keys: PRNGKeyArray):
+    return (keys._data,), None
+
+
+def _unflatten_keys(_aux, children) -> PRNGKeyArray:
+    """Keys over `children[0]`: host words, staged words inside jit, or whatever a tree
+    operation put in the leaf's place (vmap's axis specs), kept as it is."""
+    keys = object.__new__(PRNGKeyArray)
+    data = children[0]
+    if isinstance(data, Array) and not _is_staged(data):
+        data = np.asarray(data)
+        data.flags.writeable = False
+    keys._data = data
+    return keys
+
+
+# A key array's one leaf is its uint32 words, so keys pass into and out of jit as those
+# words and come back typed (JAX's key arrays are leaves of a key dtype instead).
+register_pytree_node(PRNGKeyArray, _flatten_keys, _unflatten_keys)
+
+
+def _check_staged_key_data(name: str, data: Array) -> Array:
+    """Staged uint32 key words of shape (..., 2), or a TypeError naming the problem."""
+    if data.ndim < 1 or data.shape[-1] != 2 or data.dtype != np.uint32:
+        raise TypeError(f"{name}: invalid PRNG key data: expected uint32 with a shape ending "
+                        f"in (2,); got {data.dtype} {data.shape}")
+    return data
+
+
 def _check_key_data(name: str, data: Any) -> np.ndarray:
     """`data` as a uint32 NumPy array of shape (..., 2), or a TypeError naming the problem."""
     if isinstance(data, PRNGKeyArray):
@@ -180,6 +244,8 @@ def _key_words(name: str, key: KeyLike, batched: bool = False) -> tuple[np.ndarr
     """(uint32 data of shape (..., 2), whether key was typed); single keys unless batched."""
     if isinstance(key, PRNGKeyArray):
         data, typed = key._data, True
+    elif _is_staged(key):
+        data, typed = _check_staged_key_data(name, key), False
     elif isinstance(key, (bool, int, float, complex)) or np.ndim(key) == 0:
         raise TypeError(f"{name}: expected a PRNG key (from redraft.random.key(seed) or "
                         f"PRNGKey(seed)), got {type(key).__name__} {key!r}")
@@ -195,7 +261,9 @@ def _single_key(name: str, key: KeyLike) -> np.ndarray:
     return _key_words(name, key)[0]
 
 
-def _return_keys(data: np.ndarray, typed: bool) -> Any:
+def _return_keys(data: Any, typed: bool) -> Any:
+    if _is_staged(data):
+        return PRNGKeyArray(data) if typed else data
     return PRNGKeyArray(data) if typed else _wrap(data)
 
 
@@ -218,24 +286,45 @@ def _seed_words(name: str, seed: Any) -> np.ndarray:
     return threefry.seed(value)
 
 
+@_sampler("seed")
+def _seed_host(seed: np.ndarray) -> np.ndarray:
+    return threefry.seed(int(seed))
+
+
+def _staged_seed_words(name: str, seed: Array) -> Array:
+    """The key words of a seed only known when compiled code runs."""
+    if seed.ndim:
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{seed.shape} != (). Use redraft.vmap for batching.")
+    if seed.dtype.kind not in "iu":
+        raise TypeError(f"{name}: PRNG key seed must be an integer; got dtype {seed.dtype}")
+    return _sample("seed", threefry.KEY_SHAPE, np.uint32, seed)
+
+
 def key(seed: int | Any) -> PRNGKeyArray:
     """A typed PRNG key (shape ()) from an integer seed."""
+    if _is_staged(seed):
+        return PRNGKeyArray(_staged_seed_words("key", seed))
     return PRNGKeyArray(_seed_words("key", seed))
 
 
 def PRNGKey(seed: int | Any) -> Any:
     """A legacy raw PRNG key from an integer seed: uint32 data of shape (2,)."""
+    if _is_staged(seed):
+        return _staged_seed_words("PRNGKey", seed)
     return _wrap(_seed_words("PRNGKey", seed))
 
 
 def key_data(keys: KeyLike) -> Any:
     """The uint32 words under a key array: shape (*keys.shape, 2)."""
     data, _ = _key_words("key_data", keys, batched=True)
-    return _wrap(data.copy())
+    return data if _is_staged(data) else _wrap(data.copy())
 
 
 def wrap_key_data(key_bits_array: Any) -> PRNGKeyArray:
     """Typed keys from uint32 key data of shape (..., 2)."""
+    if _is_staged(key_bits_array):
+        return PRNGKeyArray(key_bits_array)
     return PRNGKeyArray(_check_key_data("wrap_key_data", key_bits_array))
 
 
@@ -244,7 +333,13 @@ def split(key: KeyLike, num: int | Shape = 2) -> Any:
     data, typed = _key_words("split", key)
     shape = (num,) if not isinstance(num, Sequence) else tuple(num)
     shape = _shape("split", shape)
-    return _return_keys(threefry.split(data, shape), typed)
+    return _return_keys(_sample("split", shape + threefry.KEY_SHAPE, np.uint32, data,
+                                shape=shape), typed)
+
+
+@_sampler("split")
+def _split_host(words: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return threefry.split(words, shape)
 
 
 def _fold_in_word(data: Any) -> int:
@@ -264,7 +359,19 @@ def _fold_in_word(data: Any) -> int:
 def fold_in(key: KeyLike, data: int | Any) -> Any:
     """A new key determined by `key` and the 32-bit integer `data` (e.g. a step number)."""
     words, typed = _key_words("fold_in", key)
-    return _return_keys(threefry.fold_in(words, _fold_in_word(data)), typed)
+    if _is_staged(data):
+        if data.ndim:
+            raise TypeError("fold_in accepts a scalar, but was given an array of shape "
+                            f"{data.shape} != (). Use redraft.vmap for batching.")
+        if data.dtype.kind not in "iu":
+            raise TypeError(f"fold_in data must be an integer, got dtype {data.dtype}")
+    return _return_keys(_sample("fold_in", threefry.KEY_SHAPE, np.uint32, words, data=data),
+                        typed)
+
+
+@_sampler("fold_in")
+def _fold_in_host(words: np.ndarray, data: Any) -> np.ndarray:
+    return threefry.fold_in(words, _fold_in_word(data))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,7 +451,12 @@ def bits(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     words = _single_key("bits", key)
     dtype = _dtype("bits", dtype, np.dtype(np.uint32), "u", "an unsigned int dtype")
     shape = _shape("bits", shape)
-    return _wrap(threefry.random_bits(words, dtype.itemsize * 8, shape))
+    return _sample("bits", shape, dtype, words, shape=shape, width=dtype.itemsize * 8)
+
+
+@_sampler("bits")
+def _bits_host(words: np.ndarray, shape: tuple[int, ...], width: int) -> np.ndarray:
+    return threefry.random_bits(words, width, shape)
 
 
 def _uniform(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype,
@@ -363,7 +475,15 @@ def uniform(key: KeyLike, shape: Shape = (), dtype: Any = None, minval: Any = 0.
     """Uniform floats in [minval, maxval), float32 unless dtype says float16."""
     words = _single_key("uniform", key)
     dtype = _float_dtype("uniform", dtype)
-    return _wrap(_uniform(words, _shape("uniform", shape), dtype, minval, maxval))
+    shape = _shape("uniform", shape)
+    return _sample("uniform", shape, dtype, words, shape=shape, dtype=dtype.name,
+                   minval=minval, maxval=maxval)
+
+
+@_sampler("uniform")
+def _uniform_host(words: np.ndarray, shape: tuple[int, ...], dtype: str, minval: Any,
+                  maxval: Any) -> np.ndarray:
+    return _uniform(words, shape, np.dtype(dtype), minval, maxval)
 
 
 def _normal_real(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -388,7 +508,13 @@ def normal(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard normal samples: sqrt(2) * erfinv(u) for u uniform in (-1, 1)."""
     words = _single_key("normal", key)
     dtype = _float_dtype("normal", dtype, kinds="fc")
-    return _wrap(_normal(words, _shape("normal", shape), dtype))
+    shape = _shape("normal", shape)
+    return _sample("normal", shape, dtype, words, shape=shape, dtype=dtype.name)
+
+
+@_sampler("normal")
+def _normal_host(words: np.ndarray, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    return _normal(words, shape, np.dtype(dtype))
 
 
 def _int_bounds(name: str, value: Any) -> np.ndarray:
@@ -442,7 +568,15 @@ def randint(key: KeyLike, shape: Shape, minval: Any, maxval: Any, dtype: Any = N
     """Integers in [minval, maxval) (minval when maxval <= minval), int32 by default."""
     words = _single_key("randint", key)
     dtype = _dtype("randint", dtype, np.dtype(np.int32), "iu", "an integer dtype")
-    return _wrap(_randint(words, _shape("randint", shape), minval, maxval, dtype))
+    shape = _shape("randint", shape)
+    return _sample("randint", shape, dtype, words, shape=shape, dtype=dtype.name,
+                   minval=minval, maxval=maxval)
+
+
+@_sampler("randint")
+def _randint_host(words: np.ndarray, shape: tuple[int, ...], dtype: str, minval: Any,
+                  maxval: Any) -> np.ndarray:
+    return _randint(words, shape, minval, maxval, np.dtype(dtype))
 
 
 def bernoulli(key: KeyLike, p: Any = 0.5, shape: Shape | None = None,
@@ -451,17 +585,23 @@ def bernoulli(key: KeyLike, p: Any = 0.5, shape: Shape | None = None,
     words = _single_key("bernoulli", key)
     if mode not in ("low", "high"):
         raise ValueError(f"bernoulli: got mode={mode!r}, expected 'high' or 'low'")
-    p = np.asarray(p)
-    if p.dtype.kind != "f":
-        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
+    p_dtype = p.dtype if isinstance(p, Array) else np.asarray(p).dtype
+    if p_dtype.kind != "f":
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p_dtype}.")
+    shape = tuple(np.shape(p)) if shape is None else _shape("bernoulli", shape)
+    _check_shape("bernoulli", shape, tuple(np.shape(p)))
+    return _sample("bernoulli", shape, np.bool_, words, p=p, shape=shape, mode=mode)
+
+
+@_sampler("bernoulli")
+def _bernoulli_host(words: np.ndarray, p: Any, shape: tuple[int, ...], mode: str
+                    ) -> np.ndarray:
     p = _canonical_array(p)
-    shape = p.shape if shape is None else _shape("bernoulli", shape)
-    _check_shape("bernoulli", shape, p.shape)
     if mode == "high":
         u1, u2 = _uniform(words, (2, *shape), p.dtype, 0., 1.)
         u2 = u2 * p.dtype.type(2.0 ** -np.finfo(p.dtype).nmant)
-        return _wrap(u2 < p - u1)
-    return _wrap(_uniform(words, shape, p.dtype, 0., 1.) < p)
+        return u2 < p - u1
+    return _uniform(words, shape, p.dtype, 0., 1.) < p
 
 
 def _shuffle(words: np.ndarray, x: np.ndarray, axis: int) -> np.ndarray:
@@ -495,7 +635,22 @@ def _permutation(words: np.ndarray, x: Any, axis: int, independent: bool) -> np.
 def permutation(key: KeyLike, x: int | Any, axis: int = 0, independent: bool = False) -> Any:
     """A random permutation of arange(x) (x an int) or of x's slices along `axis`."""
     words = _single_key("permutation", key)
-    return _wrap(_permutation(words, x, axis, independent))
+    if not (_is_staged(words) or _is_staged(x)):
+        return _wrap(_permutation(words, x, axis, independent))
+    if isinstance(x, (int, np.integer)):  # a permutation of range(x)
+        return _sample("permutation", (int(x),), np.int32, words, x=int(x), axis=axis,
+                       independent=independent)
+    if _is_staged(x) and x.ndim == 0:
+        raise TypeError("permutation: the length of a permutation of range(x) must be known "
+                        "when compiling; pass x as a static argument")
+    x = x if isinstance(x, Array) else as_array(_canonical_array(x))
+    return _sample("permutation", x.shape, x.dtype, words, x=x, axis=axis,
+                   independent=independent)
+
+
+@_sampler("permutation")
+def _permutation_host(words: np.ndarray, x: Any, axis: int, independent: bool) -> np.ndarray:
+    return _permutation(words, x, axis, independent)
 
 
 def shuffle(key: KeyLike, x: Any, axis: int = 0) -> Any:
@@ -542,7 +697,14 @@ def gumbel(key: KeyLike, shape: Shape = (), dtype: Any = None, mode: str = "low"
     """Standard Gumbel samples, -log(-log(u))."""
     words = _single_key("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
-    return _wrap(_gumbel(words, _shape("gumbel", shape), dtype, mode))
+    shape = _shape("gumbel", shape)
+    return _sample("gumbel", shape, dtype, words, shape=shape, dtype=dtype.name, mode=mode)
+
+
+@_sampler("gumbel")
+def _gumbel_host(words: np.ndarray, shape: tuple[int, ...], dtype: str, mode: str
+                 ) -> np.ndarray:
+    return _gumbel(words, shape, np.dtype(dtype), mode)
 
 
 def _top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
@@ -688,7 +850,13 @@ def exponential(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard exponential samples, -log(1 - u)."""
     words = _single_key("exponential", key)
     dtype = _float_dtype("exponential", dtype)
-    return _wrap(_exponential(words, _shape("exponential", shape), dtype))
+    shape = _shape("exponential", shape)
+    return _sample("exponential", shape, dtype, words, shape=shape, dtype=dtype.name)
+
+
+@_sampler("exponential")
+def _exponential_host(words: np.ndarray, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    return _exponential(words, shape, np.dtype(dtype))
 
 
 def laplace(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:

@@ -25,7 +25,9 @@ PYTHON_CALLBACKS = {"redraft_print_callback": "print (jax.debug.print / print on
                     "redraft_host_kernel": "a factorisation or fft calls its host kernel "
                                            "in Python (kernels/host_calls.py)",
                     "redraft_collective_callback": "collectives (lax.psum, all_gather, ...) "
-                                                   "call back into the pmap runtime"}
+                                                   "call back into the pmap runtime",
+                    "redraft_host_call_callback": "redraft.random's samplers on keys known "
+                                                  "at run time call back into Python"}
 
 
 class NotStandalone(RuntimeError):

@@ -158,6 +158,7 @@ class FunctionMeta:
     transform: str | None = None  # "jvp", "vjp", "grad", "vmap", "jacfwd", "jacrev", ...
     in_types: tuple | None = None  # vmap: the parameters' batch types
     out_type: Any = None  # vmap: the result's batch type
+    traced: str | None = None  # why the frontend traced it rather than reading its source
 
 
 @dataclass

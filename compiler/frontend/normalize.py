@@ -20,7 +20,8 @@ import gast
 
 from redraft.compiler.core import ir
 from redraft.compiler.frontend import call_shape, control_flow, jumps, local_functions, methods
-from redraft.compiler.frontend.source import ParsedFunction, parse_function
+from redraft.compiler.frontend.source import (ParsedFunction, SourceUnavailableError,
+                                              parse_function)
 from redraft.runtime.errors import RedraftError
 
 
@@ -77,7 +78,15 @@ def lower_function(fn, shape: call_shape.CallShape | None = None,
     (compiler/frontend/call_shape.py; by default, a call with named arguments only).
     `known` maps parameters to the Python values they are specialised on (a function
     argument, a bound method's self): the body reads them as it reads globals."""
-    parsed = parse_function(fn)
+    try:
+        parsed = parse_function(fn)
+    except SourceUnavailableError as e:
+        if not isinstance(fn, types.FunctionType):
+            raise
+        from redraft.compiler.tracing.trace import trace_function
+        return trace_function(fn, e)  # no source: run it on tracers (compiler/tracing/)
+    from redraft.compiler.tracing.trace import log_path
+    log_path(fn, "source")
     lowering = Lowering(fn, parsed, shape)
     from redraft.compiler.transforms.callees import CalledAs
     fixed = {k: v for k, v in (known or {}).items()

@@ -191,7 +191,7 @@ def move_axis(x, source: int, destination: int):
     if data is not None and not hasattr(x, "_buf"):  # a typed PRNG key array
         from redraft.random import PRNGKeyArray
         nd = data.ndim - 1
-        return PRNGKeyArray(np.moveaxis(data, source % nd, destination % nd))
+        return PRNGKeyArray(jnp.moveaxis(data, source % nd, destination % nd))
     return jnp.moveaxis(x, source, destination)
 
 
@@ -276,7 +276,7 @@ def stack_examples(pieces, axis: int = 0):
     first = pieces[0] if len(pieces) else None
     if first is not None and hasattr(first, "_data") and not hasattr(first, "_buf"):
         from redraft.random import PRNGKeyArray
-        return PRNGKeyArray(np.stack([p._data for p in pieces], axis))
+        return PRNGKeyArray(jnp.stack([p._data for p in pieces], axis))  # staged too
     if isinstance(first, (tuple, list, dict)) or (
             first is not None and tree_structure(first).kind is not None):
         return tree_map(lambda *leaves: stack_examples(list(leaves), axis), *pieces)

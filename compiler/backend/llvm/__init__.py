@@ -31,7 +31,8 @@ from collections.abc import Callable
 from llvmlite import ir
 from redraft.compiler.ir.ssa import Function
 
-from . import collectives, control, dot, host_kernels, nests, scans, shapes  # noqa: F401
+from . import (collectives, control, dot, host_calls, host_kernels, nests,  # noqa: F401
+               scans, shapes)
 from .callbacks import install as _install_callbacks
 from .codegen import MachineCode, optimise, parse
 from .dot import warm_up

@@ -1,5 +1,6 @@
 """Batching rules of random numbers: vmap over keys draws each example's numbers from its own
 key, by a loop over the keys (the samples are exactly those of the unbatched calls)."""
+from redraft.compiler.primitives.random import random_sample
 from redraft.compiler.transforms.batch_rules.common import loop_returning
 from redraft.compiler.transforms.batching import defbatch
 
@@ -14,3 +15,6 @@ for _name in _KEYS_OUT:
 for _name in _VALUES_OUT:
     if hasattr(random, _name):
         defbatch(getattr(random, _name), loop_returning("any"))
+
+# the primitive the samplers record inside compiled code (compiler/primitives/random.py)
+defbatch(random_sample, loop_returning("any"))

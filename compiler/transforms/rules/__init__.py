@@ -2,5 +2,5 @@
 from redraft.compiler.transforms.rules import (control, elementwise, helpers,  # noqa: F401
                                                reductions,
                                                shapes, structure, lax_elementwise, linalg,
-                                               lax_structure, jnp_extra, vmap)
+                                               lax_structure, jnp_extra, random, vmap)
 from redraft.compiler.transforms.rules import collectives  # noqa: E402,F401

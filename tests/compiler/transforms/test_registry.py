@@ -14,6 +14,7 @@ import redraft.compiler.transforms.rules  # noqa: F401  (registers every rule)
 from redraft import lax
 from redraft.compiler import primitives
 from redraft.compiler.core import helpers
+from redraft.compiler.primitives.random import random_sample
 from redraft.compiler.transforms.registry import rules_for
 
 X = ("x",)
@@ -107,6 +108,8 @@ PRIMITIVE_TO_LAX_FUNCTION = {
     "all_gather": [(lax.all_gather, X)], "psum_scatter": [(lax.psum_scatter, X)],
     "all_to_all": [(lax.all_to_all, X)],
     "ppermute": [(lax.ppermute, X), (lax.pshuffle, X)], "axis_index": [(lax.axis_index, NONE)],
+    # redraft.random's samplers inside compiled code
+    "random_sample": [(random_sample, NONE)],
 }
 
 
