@@ -339,7 +339,7 @@ class Bound:
             if self.drop:
                 core = ir.Function(core.name, tuple(p for p in core.params if p not in known),
                                    core.body, core.defaults, core.filename, core.firstline,
-                                   core.doc, dict(core.meta))
+                                   core.doc, core.meta)
             self._core = fold_static_calls(to_ssa(core, coalesce=False))
         return self._core
 

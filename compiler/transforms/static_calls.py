@@ -97,7 +97,7 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
     if not changed[0]:
         return fn
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
-                       fn.doc, dict(fn.meta))
+                       fn.doc, fn.meta)
 
 
 def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
