@@ -365,12 +365,14 @@ class ReverseMode:
             self.reverse_call(s, g, out)
 
     def tuples_built(self) -> set[str]:
-        """Names the function assigns a tuple display to (`t = (a, b)`): their unpacking's
-        cotangent is a tuple already."""
+        """Names the function assigns a tuple display (`t = (a, b)`) or an operation's
+        several results (`t = lax.linalg.lu(a)`, always a tuple) to: their unpacking's
+        cotangent is a tuple already, and needs no container_like (whose reverse mode lost
+        the second-order cotangent of an operation's results)."""
         if self._tuples_built is None:
             self._tuples_built = {s.targets[0] for s in ir.walk_stmts(self.fn.body)
                                   if isinstance(s, ir.Assign) and len(s.targets) == 1
-                                  and isinstance(s.expr, ir.Tuple)}
+                                  and (isinstance(s.expr, ir.Tuple) or _op_call(s.expr))}
         return self._tuples_built
 
     def output_cotangent(self, s: ir.Assign, out: list) -> ir.Atom:
@@ -633,3 +635,9 @@ def _array_operands(fn: ir.Function) -> set[str]:
             if rules_for(value) is not None and value not in STRUCTURAL_OPS:
                 out |= {a.name for a in s.expr.args if isinstance(a, ir.Var)}
     return out
+
+
+def _op_call(e: ir.Expr) -> bool:
+    """A call of an operation with derivative rules (its results are never a list)."""
+    return (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref)
+            and rules_for(e.fn.value) is not None)

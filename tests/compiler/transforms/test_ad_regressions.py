@@ -617,3 +617,25 @@ def untaken_after_a_loop(x):
                    "reversed loop: exp's rule meets 0 * inf as NaN (as in JAX)")
 def test_untaken_branch_through_a_loop_stays_zero():
     close(redraft.grad(untaken_after_a_loop)(EDGE), [np.e, 0.0])
+
+
+# ---- reverse over reverse through an operation with several results ----------------------------
+LU_WEIGHTS = np.array([[0.3, -1.2, 0.5], [0.7, 0.2, -0.4], [1.1, 0.6, 0.9]], np.float32)
+
+
+def lu_unpacked(a):
+    lu, _pivots, _perm = redraft.lax.linalg.lu(a)
+    return jnp.sum(lu * LU_WEIGHTS * lu)
+
+
+def test_second_order_through_unpacked_results_of_an_operation():
+    """<u, J v> = <J^T u, v> for J the Jacobian of grad(lu_unpacked): unpacking the results
+    of an operation (integer pivots among them) once lost the cotangent of the second
+    reverse pass."""
+    a = np.array([[2.0, 0.3, 0.1], [0.2, 1.5, -0.3], [0.1, 0.4, 1.8]], np.float32)
+    v = np.full((3, 3), 0.1, np.float32)
+    u = np.arange(9, dtype=np.float32).reshape(3, 3) / 10
+    g = redraft.grad(lu_unpacked)
+    _, jv = redraft.jvp(g, (a,), (v,))
+    (jtu,) = redraft.vjp(g, a)[1](u)
+    close(np.sum(u * np.asarray(jv)), np.sum(np.asarray(jtu) * v), rtol=1e-4)
