@@ -638,4 +638,4 @@ def test_second_order_through_unpacked_results_of_an_operation():
     g = redraft.grad(lu_unpacked)
     _, jv = redraft.jvp(g, (a,), (v,))
     (jtu,) = redraft.vjp(g, a)[1](u)
-    close(np.sum(u * np.asarray(jv)), np.sum(np.asarray(jtu) * v), rtol=1e-4)
+    np.testing.assert_allclose(np.sum(u * np.asarray(jv)), np.sum(np.asarray(jtu) * v), rtol=1e-4)
