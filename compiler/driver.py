@@ -16,7 +16,7 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
 from redraft.compiler.staging.interpreter import Interpreter
-from redraft.compiler.transforms.common import core_of
+from redraft.compiler.transforms.callable_core import core_of
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.eager import install_device_binder
 from redraft.runtime.pytree import PyTreeDef, tree_flatten, tree_unflatten

@@ -125,7 +125,7 @@ class Jitted:
 
     def _inline(self, args: tuple):
         from redraft.compiler.staging.interpreter import Interpreter
-        from redraft.compiler.transforms.common import core_of
+        from redraft.compiler.transforms.callable_core import core_of
         builder = next(leaf._buf.builder for leaf in tree_leaves(args)
                        if isinstance(leaf, Array) and type(leaf._buf) is StagedBuf)
         return Interpreter(builder).call_function(core_of(self.fun), list(args))
@@ -136,7 +136,7 @@ class Jitted:
         return Lowered(driver.compile_function(self.fun, args, set(self.static)))
 
     def __redraft_transformable__(self):
-        from redraft.compiler.transforms.common import core_of
+        from redraft.compiler.transforms.callable_core import core_of
         return core_of(self.fun)
 
     @property

@@ -17,7 +17,7 @@ from redraft.compiler.core.loader import load
 from redraft.compiler.staging.interpreter import StagingError
 from redraft.jit import fast_key
 from redraft.compiler.transforms import callees, rules  # noqa: F401  (registers all rules)
-from redraft.compiler.transforms.common import core_of
+from redraft.compiler.transforms.callable_core import core_of
 from redraft.compiler.transforms.custom import custom_jvp, custom_vjp  # noqa: F401
 from redraft.compiler.transforms.jacobian import jacobian_function
 from redraft.runtime.array import Array

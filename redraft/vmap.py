@@ -24,7 +24,7 @@ import numpy as np
 from redraft.compiler.transforms import batch_rules  # noqa: F401  (registers every rule)
 from redraft.compiler.transforms import batch_types as bt
 from redraft.compiler.transforms import callees
-from redraft.compiler.transforms.common import core_of
+from redraft.compiler.transforms.callable_core import core_of
 from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE, closure_state
 from redraft.numpy.functional import install_vmap
 from redraft.runtime.array import Array

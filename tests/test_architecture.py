@@ -25,7 +25,7 @@ ALLOWED_CYCLE = 2
 
 # The largest cycle still in the graph. Breaking the rest is under way (issue 9); this
 # ceiling may only go down, and the test fails when a change makes any cycle larger.
-CEILING = 16
+CEILING = 12
 
 
 def package_modules() -> dict[str, tuple[Path, bool]]:

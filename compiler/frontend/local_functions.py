@@ -81,7 +81,7 @@ def lift(parent, node, name: str) -> LocalFunction:
     """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`."""
     from redraft.compiler.frontend.normalize import Lowering
     from redraft.compiler.frontend.ssa import to_ssa
-    from redraft.compiler.transforms.callees import CoreFunction
+    from redraft.compiler.core.core_function import CoreFunction
     own_params = [a.id for a in list(getattr(node.args, "posonlyargs", []))
                   + list(node.args.args)]
     body = node.body if isinstance(node.body, list) else [node.body]

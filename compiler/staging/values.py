@@ -226,7 +226,7 @@ def register_transparent(cls: type, inner: Callable) -> None:
 
 
 def _find_core(fn):
-    from redraft.compiler.transforms.common import core_of
+    from redraft.compiler.transforms.callable_core import core_of
     for cls in type(fn).__mro__:
         if cls in _TRANSPARENT:
             fn = _TRANSPARENT[cls](fn)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from redraft.compiler.core.core_function import CoreFunction
+
 _CACHE: dict[tuple, Callable] = {}
 
 
@@ -59,36 +61,6 @@ def _cached(kind: str, fn, mask: tuple, extra: tuple, make: Callable[[], Callabl
     return _CACHE[key]
 
 
-class CoreFunction:
-    """A Core function made by redraft itself (no Python source): callable, transformable."""
-
-    def __init__(self, core, header: str = ""):
-        self.core = core
-        self.header = header
-        self.__name__ = core.name
-        self._fn: Callable | None = None
-
-    def __call__(self, *args):
-        if self._fn is None:
-            from redraft.compiler.core.loader import load
-            self._fn = load(self.core, header=self.header)
-        return self._fn(*args)
-
-    def __redraft_transformable__(self):
-        return self.core
-
-    @property
-    def __signature__(self):
-        """Its Core's parameters, so that jit and the transforms bind arguments to them."""
-        import inspect
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        n_required = len(self.core.params) - len(self.core.defaults)
-        return inspect.Signature([
-            inspect.Parameter(p, kind) if i < n_required else
-            inspect.Parameter(p, kind, default=self.core.defaults[i - n_required])
-            for i, p in enumerate(self.core.params)])
-
-
 def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
     """`fn`'s forward-mode derivative in the arguments flagged by `mask`."""
     from redraft.compiler.transforms import custom
@@ -99,7 +71,7 @@ def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
 
     def make():
         from redraft.compiler.core.loader import load
-        from redraft.compiler.transforms.common import core_of
+        from redraft.compiler.transforms.callable_core import core_of
         from redraft.compiler.transforms.jvp import jvp_function
         if isinstance(fn, custom.custom_jvp):
             core = custom.custom_jvp_core(fn, mask)
@@ -115,7 +87,7 @@ def vjp_of(fn, mask: tuple[bool, ...], mode: str, has_aux: bool = False,
     'bwd' (params, out_bar) -> bars, 'grad' (params) -> bars of a scalar output."""
     def make():
         from redraft.compiler.core.loader import load
-        from redraft.compiler.transforms.common import core_of
+        from redraft.compiler.transforms.callable_core import core_of
         from redraft.compiler.transforms.vjp import vjp_function
         if mode == "bwd" and not has_aux and _is_custom(fn):
             core = _custom_bwd(fn, mask, single if single is not None else sum(mask) == 1)

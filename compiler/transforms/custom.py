@@ -42,7 +42,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
         """One rule per argument, rule_i(tangent_i, primal_out, *primals) -> its share of
         the output tangent (None: that argument contributes nothing); the shares add up.
         The jvp rule they make is Core (jvps_rule_core), transformed as any rule."""
-        from redraft.compiler.transforms.callees import CoreFunction
+        from redraft.compiler.core.core_function import CoreFunction
         self.jvp_rule = CoreFunction(jvps_rule_core(self, rules))
 
     def __call__(self, *args, **kwargs):

@@ -102,3 +102,14 @@ def _retarget_result(out: list[ir.Stmt], result: ir.Atom, name: str, origin) -> 
 def _set_origin(s: ir.Stmt, origin) -> None:
     for child in ir.walk_stmts([s]):
         child.origin = origin
+
+
+def rule_args(rule, bound: dict[str, ir.Atom], leading: list[ir.Atom]) -> dict:
+    """The atoms a rule function's parameters receive: its first parameters take `leading`
+    (the tangent(s) or cotangent, then `ans`) by position, the rest the op's own arguments
+    by name, and Const(None) for ones the call leaves out."""
+    params = rule_core(rule).params
+    out = dict(zip(params, leading))
+    for p in params[len(leading):]:
+        out[p] = bound.get(p, ir.Const(None))
+    return out

@@ -14,9 +14,9 @@ from redraft.compiler.transforms.common import (ADD, Names, TransformError, acti
                                                 bind_call, bind_defaults,
                                                 broadcasting_simplifier, expr_is_active,
                                                 helper, is_transformable_callable,
-                                                positional_args, rule_args, unsupported_op,
+                                                positional_args, unsupported_op,
                                                 where)
-from redraft.compiler.transforms.inline import inline
+from redraft.compiler.transforms.inline import inline, rule_args
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
 from redraft.compiler.transforms.stable_forms import fuse_stable_forms

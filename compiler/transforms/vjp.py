@@ -27,9 +27,9 @@ from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformEr
                                                 active_names, bind_call, bind_defaults,
                                                 broadcasting_simplifier, helper,
                                                 is_transformable_callable, positional_args,
-                                                rule_args, unsupported_op, where)
+                                                unsupported_op, where)
 from redraft.compiler.transforms.custom import is_custom
-from redraft.compiler.transforms.inline import inline, substitute_atoms
+from redraft.compiler.transforms.inline import inline, rule_args, substitute_atoms
 from redraft.compiler.transforms.loops import index_active_loops
 from redraft.compiler.transforms.registry import rules_for
 from redraft.compiler.transforms.stable_forms import fuse_stable_forms

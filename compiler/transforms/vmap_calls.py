@@ -81,7 +81,7 @@ def method_call(ctx, call: ir.Call, origin) -> tuple[ir.Expr, bt.BType]:
 def batch_core_of(fn) -> ir.Function:
     """The Core vmap batches for `fn`: its own source for helpers marked `source` (which
     have derivative rules, so core_of would wrap them as one operation), else core_of."""
-    from redraft.compiler.transforms.common import core_of
+    from redraft.compiler.transforms.callable_core import core_of
     from redraft.compiler.transforms.custom import is_custom
     if is_custom(fn):  # batched as its function (callees.vmap_of batches its rule too)
         return core_of(fn.fun)

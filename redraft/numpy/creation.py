@@ -6,7 +6,7 @@ import numpy as np
 from redraft.compiler.primitives import shape as lax_shape
 from redraft.runtime import dtypes
 from redraft.runtime.array import Array, wrap_host
-from redraft.runtime.convert import as_array, host_array
+from redraft.runtime.convert import as_array
 from redraft.runtime.convert import leaf_values as _leaf_values
 from redraft.runtime.convert import new_array as _new_array
 

@@ -114,7 +114,8 @@ defbatch(vm.take_example, loop_returning("any"))
 for _fn in (vm.tree_index, vm.tree_stack, vm.tree_index_bar, vm.tree_unstack,
             vm.take_example_bar):
     defbatch(_fn, loop_returning("any"))
-for _fn in (vm.as_index, vm.align, vm.align_pair, vm.align_to_shape, vm.align_update, vm.select, vm.take_examples,
+for _fn in (vm.as_index, vm.align, vm.align_pair, vm.align_to_shape, vm.align_update,
+            vm.select, vm.take_examples,
             vm.dot, vm.matmul, vm.vdot, vm.outer, vm.inner, vm.dot_general,
             vm.dot_general_lhs_bar, vm.dot_general_rhs_bar, vmap_linalg._scale,
             vmap_linalg._cast_pair, vmap_linalg._shifted, vm.is_array, vm.basis_rows,

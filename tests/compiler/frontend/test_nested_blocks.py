@@ -3,7 +3,6 @@ that updates a name the branch rebound, a loop variable rebound in its own loop,
 inside loops. Each program is checked eagerly and under jit, jvp, grad and vmap against NumPy
 and float64 central differences."""
 import numpy as np
-import pytest
 
 import redraft
 import redraft.numpy as jnp

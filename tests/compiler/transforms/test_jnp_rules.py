@@ -232,7 +232,8 @@ NEEDED_RULES = [
     promotion.promote, promotion.promote_inexact, special.erf, special.erfc, special.erfinv,
     special.expit, special.gammaln, special.digamma, jnp.prod, jnp.var, jnp.std,
     jnp.logsumexp, jnp.cumprod, jnp.sort, nn.softmax, nn.log_softmax, nn.gelu, nn.softplus,
-    nn.sigmoid, nn.silu, jnp.linalg._euclidean_norm, jnp.einsum, jnp.tensordot, jnp.outer, jnp.inner,
+    nn.sigmoid, nn.silu, jnp.linalg._euclidean_norm, jnp.einsum, jnp.tensordot, jnp.outer,
+    jnp.inner,
     jnp.trace, jnp.diagonal, jnp.tril, jnp.triu, jnp.flip, jnp.roll, jnp.tile, jnp.repeat,
     jnp.pad, jnp.split, jnp.take_along_axis, jnp.atleast_1d, jnp.atleast_2d, jnp.atleast_3d,
     jnp.hypot, jnp.sinc, jnp.log2, jnp.log10]

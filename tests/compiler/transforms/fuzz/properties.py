@@ -345,7 +345,7 @@ def emit(case: Case) -> Outcome:
     transforms themselves."""
     from redraft.compiler.transforms import callees
     from redraft.compiler.transforms import batch_types as bt
-    from redraft.compiler.transforms.common import core_of
+    from redraft.compiler.transforms.callable_core import core_of
     from redraft.compiler.transforms.vmap_wrapper import spec_type, wrapper_of
     f, args = case.f32, case.args32()
     text = redraft.emit(f, "grad", argnums=(0, 1))
