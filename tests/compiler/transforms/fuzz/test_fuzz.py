@@ -21,9 +21,7 @@ import properties as props
 # construct switched off (programs.Features field) -> the regression test of the bug it hits
 KNOWN_OPEN_CONSTRUCTS: dict[str, str] = {}
 # property left out -> the regression test of the bug that breaks it on every program
-KNOWN_OPEN_PROPERTIES = {
-    "hvp_gjvp": "test_regressions.py::test_grad_of_a_function_calling_jvp",
-}
+KNOWN_OPEN_PROPERTIES: dict[str, str] = {}
 
 SUITE_FEATURES = dataclasses.replace(progs.FULL, **{k: False for k in KNOWN_OPEN_CONSTRUCTS})
 SUITE_PROPERTIES = [p for p in props.PROPERTIES if p not in KNOWN_OPEN_PROPERTIES]
