@@ -311,6 +311,18 @@ def map_stmt(s: Stmt, atom, name=_same) -> Stmt:
     raise TypeError(f"not a Core statement: {s!r}")
 
 
+def with_blocks(s: Stmt, block) -> Stmt:
+    """A new `s` with `block` applied to each of its nested blocks (a statement without
+    blocks is returned as it is; `s` itself is never changed: transforms share statements)."""
+    if isinstance(s, If):
+        return If(s.cond, block(s.body), block(s.orelse), s.origin)
+    if isinstance(s, For):
+        return For(s.target, s.iter, block(s.body), s.origin)
+    if isinstance(s, While):
+        return While(block(s.cond_body), s.cond, block(s.body), s.origin)
+    return s
+
+
 def _renamer(mapping: dict[str, str]):
     return lambda a: Var(mapping[a.name]) if isinstance(a, Var) and a.name in mapping else a
 

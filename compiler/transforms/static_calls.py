@@ -102,18 +102,11 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
 
 def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
     """`s` with fix applied to the expression of every assignment and expression statement."""
-    block = lambda b: [_map_calls(x, fix) for x in b]
     if isinstance(s, ir.Assign):
         return ir.Assign(s.targets, fix(s.expr), s.origin)
     if isinstance(s, ir.ExprStmt):
         return ir.ExprStmt(fix(s.expr), s.origin)
-    if isinstance(s, ir.If):
-        return ir.If(s.cond, block(s.body), block(s.orelse), s.origin)
-    if isinstance(s, ir.For):
-        return ir.For(s.target, s.iter, block(s.body), s.origin)
-    if isinstance(s, ir.While):
-        return ir.While(block(s.cond_body), s.cond, block(s.body), s.origin)
-    return s
+    return ir.with_blocks(s, lambda b: [_map_calls(x, fix) for x in b])
 
 
 def _fold_constructors(fn: ir.Function) -> ir.Function:
@@ -188,11 +181,4 @@ def _resolve(s: ir.Stmt, made: dict) -> ir.Stmt:
         return ir.Assign(s.targets, fix(s.expr), s.origin)
     if isinstance(s, ir.ExprStmt):
         return ir.ExprStmt(fix(s.expr), s.origin)
-    block = lambda b: [_resolve(x, made) for x in b]
-    if isinstance(s, ir.If):
-        return ir.If(s.cond, block(s.body), block(s.orelse), s.origin)
-    if isinstance(s, ir.For):
-        return ir.For(s.target, s.iter, block(s.body), s.origin)
-    if isinstance(s, ir.While):
-        return ir.While(block(s.cond_body), s.cond, block(s.body), s.origin)
-    return s
+    return ir.with_blocks(s, lambda b: [_resolve(x, made) for x in b])

@@ -131,7 +131,7 @@ def _without(body: list[ir.Stmt], dead: set[int]) -> list[ir.Stmt]:
     for s in body:
         if id(s) in dead:
             continue
-        s = _with_blocks(s, lambda b: _without(b, dead))
+        s = ir.with_blocks(s, lambda b: _without(b, dead))
         if not (isinstance(s, ir.If) and not s.body and not s.orelse):
             out.append(s)
     return out
@@ -165,7 +165,7 @@ def coalesce_copies(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
                     and s.targets[0] not in ir.expr_reads(prev.expr)):
                 out[-1] = ir.Assign(s.targets, prev.expr, prev.origin)
                 continue
-            out.append(s if isinstance(s, (ir.For, ir.While)) else _with_blocks(s, block))
+            out.append(s if isinstance(s, (ir.For, ir.While)) else ir.with_blocks(s, block))
         return out
 
     return block(body)
@@ -195,18 +195,6 @@ def _parameter_aliases(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
     return [ir.map_stmt(s, atom) for s in kept]
 
 
-def _with_blocks(s: ir.Stmt, f) -> ir.Stmt:
-    """A new `s` with `f` applied to each of its nested blocks (`s` itself is unchanged:
-    a transform's output shares statements with its input)."""
-    if isinstance(s, ir.If):
-        return ir.If(s.cond, f(s.body), f(s.orelse), s.origin)
-    if isinstance(s, ir.For):
-        return ir.For(s.target, s.iter, f(s.body), s.origin)
-    if isinstance(s, ir.While):
-        return ir.While(f(s.cond_body), s.cond, f(s.body), s.origin)
-    return s
-
-
 def _own_reads(s: ir.Stmt) -> set[str]:
     """The names `s` itself reads (not the statements nested in it)."""
     if isinstance(s, (ir.Assign, ir.ExprStmt)):
@@ -231,7 +219,7 @@ def _flags_in_block(body: list[ir.Stmt]) -> list[ir.Stmt]:
             call = keyword_flags(s.expr)
             s = ir.Assign(s.targets, call, s.origin) if isinstance(s, ir.Assign) else \
                 ir.ExprStmt(call, s.origin)
-        out.append(_with_blocks(s, _flags_in_block))
+        out.append(ir.with_blocks(s, _flags_in_block))
     return out
 
 
