@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 import numpy as np
+from redraft.kernels.host_calls import strided
 from redraft.runtime.array import wrap_host
 
 
@@ -47,18 +48,8 @@ def register_print(site: PrintSite) -> int:
 
 
 def _read_operand(spec: OperandSpec, base: int) -> np.ndarray:
-    if spec.const is not None:
-        return np.broadcast_to(np.asarray(spec.const, spec.dtype), spec.shape).copy()
-    if 0 in spec.shape:
-        return np.empty(spec.shape, spec.dtype)
-    lo = spec.offset + sum(min(0, (n - 1) * s) for n, s in zip(spec.shape, spec.strides))
-    hi = spec.offset + sum(max(0, (n - 1) * s) for n, s in zip(spec.shape, spec.strides))
-    item = spec.dtype.itemsize
-    raw = (ctypes.c_char * ((hi - lo + 1) * item)).from_address(base + lo * item)
-    flat = np.frombuffer(raw, dtype=spec.dtype)
-    view = np.lib.stride_tricks.as_strided(flat[spec.offset - lo:], spec.shape,
-                                           tuple(s * item for s in spec.strides))
-    return view.copy()
+    """A copy of the operand `spec` describes at `base` (the callback outlives the buffer)."""
+    return np.array(strided(spec, base))
 
 
 def _print_callback(key: int, pointers: int) -> None:
