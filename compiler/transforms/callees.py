@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Callable
 
 from redraft.compiler.core.core_function import CoreFunction
-
-_CACHE: dict[tuple, Callable] = {}
-
+from redraft.compiler.transforms.transform_cache import (TRANSFORM_CACHE, code_state,
+                                                         identity)
 
 class Transformed:
     """A lazily transformed function: `make()` builds and loads it on first use."""
@@ -39,26 +38,12 @@ class Transformed:
         return f"<redraft transformed {self.__name__}>"
 
 
-def _identity_key(fn) -> tuple:
-    """Functions are cached by code and closure contents (a new closure re-transforms)."""
-    code = getattr(fn, "__code__", None)
-    cells = getattr(fn, "__closure__", None) or ()
-    contents = []
-    for c in cells:
-        try:
-            contents.append(id(c.cell_contents))
-        except ValueError:
-            contents.append(None)
-    return (id(fn), id(code), tuple(contents))
-
-
 def _cached(kind: str, fn, mask: tuple, extra: tuple, make: Callable[[], Callable]):
-    key = (kind, _identity_key(fn), mask, extra)
-    if key not in _CACHE:
-        name = f"{getattr(fn, '__name__', 'f')}_{kind}"
-        _CACHE[key] = Transformed(key, make, name)
-        _CACHE[key].source_fn = fn  # keeps fn alive while its id is in the key
-    return _CACHE[key]
+    """The one Transformed of `fn` for this kind, mask and extra (the transform cache keeps
+    it as long as `fn`, and reads `fn` again when its code or closure contents change)."""
+    name = f"{getattr(fn, '__name__', 'f')}_{kind}"
+    key = (kind, code_state(fn), mask, extra)
+    return TRANSFORM_CACHE.get(fn, key, lambda: Transformed(key, make, name))
 
 
 def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
@@ -120,23 +105,18 @@ def vmap_of(fn, in_types: tuple) -> Transformed:
     return _cached("batched", fn, tuple(in_types), (), make)
 
 
-_BATCHED_CUSTOM: dict[tuple, tuple] = {}
-
-
 def _batched_custom_jvp(fn, in_types: tuple):
     """vmap of a custom_jvp function: again a custom_jvp, whose function is the batched
     function and whose rule is the batched rule, so jvp(vmap(f)) uses the user's rule."""
     from redraft.compiler.transforms import custom
-    key = (id(fn), in_types)
-    hit = _BATCHED_CUSTOM.get(key)
-    if hit is None or hit[0] is not fn:
+    def build() -> Transformed:
         batched = custom.custom_jvp(vmap_of(fn.fun, in_types).fn)
         if fn.jvp_rule is not None:
             rule = vmap_of(fn.jvp_rule, (("T", in_types), ("T", in_types)))
             batched.jvp_rule = CoreFunction(custom.batched_rule_core(fn, rule, len(in_types)))
-        made = Transformed(("batched", key), lambda: batched, f"{fn.__name__}_batched")
-        hit = _BATCHED_CUSTOM[key] = (fn, made)
-    return hit[1]
+        return Transformed(("batched custom_jvp", in_types), lambda: batched,
+                           f"{fn.__name__}_batched")
+    return TRANSFORM_CACHE.get(fn, ("batched custom_jvp", in_types), build)
 
 
 def _header(core, what: str) -> str:
@@ -198,20 +178,14 @@ class Shaped:
         return f"<redraft {self.__name__} for {self.shape}>"
 
 
-_SHAPED: dict[tuple, Shaped] = {}
 
 
 def shaped(fn, shape) -> Shaped:
     """The one specialisation of `fn` on call shape `shape` (cached, so that transforms of
     it are cached too)."""
-    key = (_identity_key(fn), shape)
-    hit = _SHAPED.get(key)
-    if hit is None or hit.fn is not fn:
-        hit = _SHAPED[key] = Shaped(fn, shape)
-    return hit
+    return TRANSFORM_CACHE.get(fn, ("shaped", code_state(fn), shape), lambda: Shaped(fn, shape))
 
 
-_REWRAPPED: dict[tuple, object] = {}
 
 
 def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple] | None:
@@ -227,11 +201,9 @@ def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple
         if found is None:
             return None
         target, flat, kinds = found
-        key = (id(fn), id(target), tuple(kinds))
-        hit = _REWRAPPED.get(key)
-        if hit is None or hit[0] is not fn or hit[1] is not target:
-            hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(target, tuple(kinds)))
-        return hit[2], flat, kinds
+        made = TRANSFORM_CACHE.get(fn, ("rewrapped", identity(target), tuple(kinds)),
+                                   lambda: fn.__redraft_rewrap__(target, tuple(kinds)))
+        return made, flat, kinds
     if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
         return None  # (a function whose Core redraft made takes its arguments as they are)
     shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
@@ -319,18 +291,14 @@ class Bound:
         return f"<redraft {self.__name__} specialised on {dict(self.known)!r}>"
 
 
-_BOUND: dict[tuple, tuple] = {}
 
 
 def bound(fn, known: tuple[tuple[int, object], ...], drop: bool = False) -> Bound:
     """The one Bound of `fn` on these values (by identity, cached: transforms of it are
     cached too; the entry keeps the values alive while their ids are in its key)."""
-    key = (_identity_key(fn), tuple((i, id(v)) for i, v in known), drop)
-    hit = _BOUND.get(key)
-    if hit is None or hit[0] is not fn or any(a is not b for (_, a), (_, b) in
-                                              zip(hit[1], known)):
-        hit = _BOUND[key] = (fn, known, Bound(fn, known, drop))
-    return hit[2]
+    values = tuple((i, identity(v)) for i, v in known)
+    return TRANSFORM_CACHE.get(fn, ("bound", code_state(fn), values, drop),
+                               lambda: Bound(fn, known, drop))
 
 
 def _source_function(fn) -> bool:
@@ -404,26 +372,24 @@ def specialise_deep(fn, args: tuple):
     target = specialise_deep(inner, args)
     if target is inner:
         return fn
-    key = (id(fn), id(target), "values")
-    hit = _REWRAPPED.get(key)
-    if hit is None or hit[0] is not fn or hit[1] is not target:
-        hit = _REWRAPPED[key] = (fn, target, fn.__redraft_rewrap__(
-            target, ("position",) * len(args)))
-    return hit[2]
+    kinds = ("position",) * len(args)
+    return TRANSFORM_CACHE.get(fn, ("rewrapped", identity(target), kinds),
+                               lambda: fn.__redraft_rewrap__(target, kinds))
 
 
-_BOUND_CUSTOM: dict[tuple, tuple] = {}
 
 
 def bound_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
     """A custom_vjp function specialised on function-valued arguments (a fixed-point
     solver's map): its function, fwd and bwd rules each Bound on them (bwd receives the
     nondiff arguments first), so every transform of the rules calls the known function."""
+    values = tuple((i, identity(v)) for i, v in known)
+    return TRANSFORM_CACHE.get(fn, ("bound custom_vjp", values),
+                               lambda: _bind_custom_vjp(fn, known))
+
+
+def _bind_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
     from redraft.compiler.transforms.custom import custom_vjp
-    key = (id(fn), tuple((i, id(v)) for i, v in known))
-    hit = _BOUND_CUSTOM.get(key)
-    if hit is not None and hit[0] is fn:
-        return hit[1]
     if fn.fwd is None or fn.bwd is None or not all(
             _source_function(f) for f in (fn.fun, fn.fwd, fn.bwd)):
         return fn
@@ -432,7 +398,6 @@ def bound_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
     made = custom_vjp(bound(fn.fun, known), nondiff_argnums=fn.nondiff_argnums)
     bwd_known = tuple((nondiff.index(i), v) for i, v in known if i in nondiff)
     made.defvjp(bound(fn.fwd, known), bound(fn.bwd, bwd_known) if bwd_known else fn.bwd)
-    _BOUND_CUSTOM[key] = (fn, made, known)
     return made
 
 

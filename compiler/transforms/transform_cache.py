@@ -107,3 +107,14 @@ def closure_state(fn) -> tuple:
         except ValueError:  # an empty cell
             state.append(None)
     return tuple(state)
+
+
+def identity(obj) -> _Identity:
+    """`obj` as part of a cache key: equal only to itself, and held while the key lives."""
+    return _Identity(obj)
+
+
+def code_state(fn) -> tuple:
+    """`fn`'s code object and closure contents, by identity: the Core read from `fn` is
+    the same while they are (a new closure, or reassigned code, reads the source again)."""
+    return (identity(getattr(fn, "__code__", None)),) + closure_state(fn)

@@ -15,7 +15,7 @@ from redraft.compiler.transforms.common import (
     is_transformable_callable,
     where,
 )
-from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE
+from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE, code_state, identity
 from redraft.compiler.transforms.vmap_refs import jnp_ref, vm_ref
 
 RANGE = ir.Ref(range, "range")
@@ -175,7 +175,7 @@ def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
     from redraft.compiler.transforms.vmap import NeedsExampleLoop, result_type
     if is_custom(fn):  # its Core calls itself; its function's Core says what it returns
         core = batch_core_of(fn)
-    key = (callees._identity_key(fn), types)
+    key = (identity(fn), code_state(fn), types)
     if key in _RESULTS:
         return _RESULTS[key]
     if key in _ACTIVE:
