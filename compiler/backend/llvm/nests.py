@@ -102,7 +102,7 @@ def lower_fused(L: FunctionLowering, eqn: Eqn) -> None:
     if shape is None or not _fusable(region, shape):
         _lower_unfused(L, eqn)
         return
-    views, literal_inputs = _fused_inputs(L, eqn, shape)
+    views, literal_inputs = fused_inputs(L, eqn, shape)
     outputs, results = _fused_outputs(L, eqn, shape)
     dtypes = {check_dtype(v.aval.dtype) for e in region.eqns for v in e.outs}
     cost = sum(COST.get(e.prim, 1) for e in region.eqns)
@@ -117,15 +117,16 @@ def lower_fused(L: FunctionLowering, eqn: Eqn) -> None:
                         L.read(r))
 
 
-def _fused_inputs(L: FunctionLowering, eqn: Eqn, shape) -> tuple[list[View], dict]:
+def fused_inputs(L, eqn: Eqn, shape) -> tuple[list[View], dict]:
     """The operands over the iteration space, then the body's literal arrays that are not
-    one repeated value (read like operands; `literal_inputs` maps id(literal) -> index)."""
+    one repeated value (read like operands; `literal_inputs` maps id(literal) -> index).
+    `L` is any backend's lowering with `read` (the CPU nests and the GPU kernels share it)."""
     views = [L.read(a).broadcast_to(shape) for a in eqn.ins]
     literal_inputs: dict[int, int] = {}
     for e in eqn.regions[0].eqns:
         for a in e.ins:
             if isinstance(a, Literal) and id(a) not in literal_inputs:
-                view = L.literal_view(a)
+                view = L.read(a)
                 if view.const is None:
                     literal_inputs[id(a)] = len(views)
                     views.append(view.broadcast_to(shape))

@@ -15,7 +15,7 @@ import numpy as np
 
 from redraft.compiler.backend.llvm.loops import reduce_kind
 from redraft.compiler.backend.llvm.nests import (REDUCTIONS, _broadcasts_to, _iteration_shape,
-                                                region_values)
+                                                fused_inputs, region_values)
 from redraft.compiler.backend.llvm.shapes import pad_placement
 from redraft.compiler.backend.llvm.types import Unsupported, check_dtype
 from redraft.compiler.backend.llvm.views import View
@@ -211,19 +211,6 @@ def _body_fn(region: Block, literal_views: dict[int, int], results: list):
     return body
 
 
-def _fused_inputs(L: _Lowering, eqn: Eqn, shape) -> tuple[list[View], dict[int, int]]:
-    views = [L.read(a).broadcast_to(shape) for a in eqn.ins]
-    literal_views: dict[int, int] = {}
-    for e in eqn.regions[0].eqns:
-        for a in e.ins:
-            if isinstance(a, Literal) and id(a) not in literal_views:
-                view = L.read(a)
-                if view.const is None:
-                    literal_views[id(a)] = len(views)
-                    views.append(view.broadcast_to(shape))
-    return views, literal_views
-
-
 @rule("fused")
 def _lower_fused(L: _Lowering, eqn: Eqn) -> None:
     region = eqn.regions[0]
@@ -233,7 +220,7 @@ def _lower_fused(L: _Lowering, eqn: Eqn) -> None:
         return
     for v in list(eqn.outs) + list(region.params):
         check_dtype(v.aval.dtype)
-    views, literal_views = _fused_inputs(L, eqn, shape)
+    views, literal_views = fused_inputs(L, eqn, shape)
     produced = {e.outs[0].id: e for e in region.eqns}
     in_ids = {p.id: k for k, p in enumerate(region.params)}
     stored, reductions, results, red_results, fresh = [], [], [], [], []
