@@ -12,7 +12,7 @@ children; `keystr` prints a path as `['a'][0].b`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
 _REGISTRY: dict[type, tuple[Callable, Callable]] = {}
 _KEYED: dict[type, Callable] = {}  # flatten_with_keys of nodes registered with keys
@@ -130,35 +130,38 @@ def _children(x, is_leaf) -> tuple[Any, Hashable, list] | None:
 def tree_flatten(tree, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef]:
     """(leaves, treedef): the leaves in a deterministic order and the structure around them."""
     leaves: list = []
+    return leaves, _flatten_into(tree, is_leaf, leaves)
 
-    def walk(x) -> PyTreeDef:
-        node = _children(x, is_leaf)
-        if node is None:
-            leaves.append(x)
-            return _LEAF
-        kind, aux, kids = node
-        return PyTreeDef(kind, aux, tuple(walk(k) for k in kids))
 
-    return leaves, walk(tree)
+# The walks below are module functions that take their accumulator, not closures: a
+# recursive closure refers to itself through its cell, so every call would leave a reference
+# cycle holding the leaves (the user's arrays) until the cyclic collector runs.
+
+def _flatten_into(x, is_leaf: Callable | None, leaves: list) -> PyTreeDef:
+    node = _children(x, is_leaf)
+    if node is None:
+        leaves.append(x)
+        return _LEAF
+    kind, aux, kids = node
+    return PyTreeDef(kind, aux, tuple(_flatten_into(k, is_leaf, leaves) for k in kids))
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
     """Rebuild a tree of structure `treedef` from `leaves`."""
     it = iter(leaves)
-
-    def build(td: PyTreeDef):
-        if td.kind is None:
-            leaf = next(it, _SENTINEL)
-            if leaf is _SENTINEL:
-                raise ValueError(f"too few leaves for tree structure {treedef}")
-            return leaf
-        kids = [build(c) for c in td.children]
-        return _rebuild(td, kids)
-
-    out = build(treedef)
+    out = _build(treedef, it, treedef)
     if next(it, _SENTINEL) is not _SENTINEL:
         raise ValueError(f"too many leaves for tree structure {treedef}")
     return out
+
+
+def _build(td: PyTreeDef, it: Iterator, whole: PyTreeDef):
+    if td.kind is None:
+        leaf = next(it, _SENTINEL)
+        if leaf is _SENTINEL:
+            raise ValueError(f"too few leaves for tree structure {whole}")
+        return leaf
+    return _rebuild(td, [_build(c, it, whole) for c in td.children])
 
 
 _SENTINEL = object()
@@ -358,16 +361,18 @@ def tree_flatten_with_path(tree, is_leaf: Callable | None = None
                            ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """([(key_path, leaf), ...], treedef), leaves in tree_flatten's order."""
     pairs: list = []
+    return pairs, _flatten_with_path_into(tree, (), is_leaf, pairs)
 
-    def walk(x, path: tuple) -> PyTreeDef:
-        node = _keyed_children(x, is_leaf)
-        if node is None:
-            pairs.append((path, x))
-            return _LEAF
-        kind, aux, keys, kids = node
-        return PyTreeDef(kind, aux, tuple(walk(c, path + (k,)) for k, c in zip(keys, kids)))
 
-    return pairs, walk(tree, ())
+def _flatten_with_path_into(x, path: tuple, is_leaf: Callable | None, pairs: list
+                            ) -> PyTreeDef:
+    node = _keyed_children(x, is_leaf)
+    if node is None:
+        pairs.append((path, x))
+        return _LEAF
+    kind, aux, keys, kids = node
+    return PyTreeDef(kind, aux, tuple(_flatten_with_path_into(c, path + (k,), is_leaf, pairs)
+                                      for k, c in zip(keys, kids)))
 
 
 def tree_leaves_with_path(tree, is_leaf: Callable | None = None) -> list:
@@ -424,21 +429,21 @@ def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
 def flatten_up_to(treedef: PyTreeDef, tree) -> list:
     """The subtrees of `tree` at the leaves of `treedef`, a prefix of tree's structure."""
     out: list = []
-
-    def walk(td: PyTreeDef, x) -> None:
-        if td.kind is None:
-            out.append(x)
-            return
-        node = _children(x, None)
-        if node is None or node[0] is not td.kind or node[1] != td.aux or len(
-                node[2]) != len(td.children):
-            raise ValueError(f"tree structure {treedef} is not a prefix of the tree's "
-                             f"{tree_structure(tree)}")
-        for c, k in zip(td.children, node[2]):
-            walk(c, k)
-
-    walk(treedef, tree)
+    _up_to_into(treedef, tree, out, treedef, tree)
     return out
+
+
+def _up_to_into(td: PyTreeDef, x, out: list, whole: PyTreeDef, tree) -> None:
+    if td.kind is None:
+        out.append(x)
+        return
+    node = _children(x, None)
+    if node is None or node[0] is not td.kind or node[1] != td.aux or len(
+            node[2]) != len(td.children):
+        raise ValueError(f"tree structure {whole} is not a prefix of the tree's "
+                         f"{tree_structure(tree)}")
+    for c, k in zip(td.children, node[2]):
+        _up_to_into(c, k, out, whole, tree)
 
 
 def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable | None = None):
