@@ -265,6 +265,9 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, device=device, **options)
+    own = getattr(fun, "__redraft_jit__", None)
+    if own is not None and not static_argnums and not static_argnames and device is None:
+        return own()  # e.g. jit(pmap(f)) is pmap(jit(f)): one compiled per-device body
     return Jitted(fun, static_argnums, static_argnames, device)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from redraft import distributed
 from redraft.compiler.transforms.custom import custom_vjp
+from redraft.jit import jit
 from redraft.processes import local_devices
 from redraft.runtime import collectives as rc
 from redraft.runtime.array import Array, wrap_host
@@ -64,6 +65,12 @@ class Pmapped(custom_vjp):
 
     def __repr__(self) -> str:
         return f"<pmap of {getattr(self.pmap_fun, '__name__', self.pmap_fun)!r}>"
+
+    def __redraft_jit__(self) -> "Pmapped":
+        """jit(pmap(f)): the same map over a compiled `f` (what JAX compiles jit(pmap(f))
+        to: one per-device program whose collectives join the other devices)."""
+        return type(self)(jit(self.pmap_fun), self.axis_name, self.in_axes, self.out_axes,
+                          self.static_argnums, self.pmap_devices)
 
     # ---- running ---------------------------------------------------------------------------
     def _run(self, args: tuple):
@@ -265,8 +272,9 @@ def _check_not_staged(args: tuple) -> None:
     for leaf in tree_flatten(args)[0]:
         if isinstance(leaf, Array) and type(leaf._buf) is StagedBuf:
             raise NotImplementedError(
-                "pmap inside jit: redraft compiles the per-device body instead; write "
-                "pmap(jit(f)) rather than jit(pmap(f))")
+                "pmap called inside a jitted function: redraft compiles a pmap's "
+                "per-device body, not the pmap; jit the pmapped function itself "
+                "(jit(pmap(f)), i.e. pmap(jit(f))) or move the pmap out of the jit")
 
 
 def _slice_args(args: tuple, specs: list, i: int) -> list:

@@ -205,6 +205,20 @@ def all_reduce(x: np.ndarray, axis_name: Any, op: str, what: str) -> np.ndarray:
     return frame.group.exchange(frame.local_index, x, combine, what, key)
 
 
+def group_of(axis_name: Any, groups: tuple, what: str) -> tuple[int, ...]:
+    """The group of `groups` (axis_index_groups) that this participant belongs to."""
+    index = frame_of(axis_name, what).index
+    return next(g for g in groups if index in g)
+
+
+def grouped_all_reduce(x: np.ndarray, axis_name: Any, op: str, groups: tuple,
+                       what: str) -> np.ndarray:
+    """all_reduce within this participant's group of `groups`: every participant's value is
+    gathered, and each group reduces its own rows (one exchange whatever the grouping)."""
+    rows = all_gather(x, axis_name, what)[list(group_of(axis_name, groups, what))]
+    return _reduce_local(list(rows), op)
+
+
 def all_gather(x: np.ndarray, axis_name: Any, what: str) -> np.ndarray:
     """Every participant's `x`, stacked along a new leading axis in axis-index order."""
     frame, key = _participants(axis_name, what)

@@ -28,7 +28,12 @@ def _same(x: ShapedArray, **params) -> ShapedArray:
 
 def _all_reduce_p(name: str, op: str) -> Primitive:
     prim = Primitive(name, FAMILY)
-    impl_rules[prim] = lambda x, *, axis_name: rc.all_reduce(x, axis_name, op, f"lax.{name}")
+
+    def impl(x, *, axis_name, groups=None):
+        if groups is None:
+            return rc.all_reduce(x, axis_name, op, f"lax.{name}")
+        return rc.grouped_all_reduce(x, axis_name, op, groups, f"lax.{name}")
+    impl_rules[prim] = impl
     abstract_eval_rules[prim] = _same
     return prim
 
@@ -44,8 +49,10 @@ all_to_all_p = Primitive("all_to_all", FAMILY)
 axis_index_p = Primitive("axis_index", FAMILY, WeakRule.NEVER)
 
 
-def _gather_impl(x, *, axis_name, axis_size, axis, tiled):
+def _gather_impl(x, *, axis_name, axis_size, axis, tiled, groups=None):
     stacked = rc.all_gather(x, axis_name, "lax.all_gather")
+    if groups is not None:  # only the rows of this participant's group, in group order
+        stacked = stacked[list(rc.group_of(axis_name, groups, "lax.all_gather"))]
     _check_size(stacked.shape[0], axis_size, "lax.all_gather")
     out = np.moveaxis(stacked, 0, axis)
     if tiled:
@@ -55,7 +62,8 @@ def _gather_impl(x, *, axis_name, axis_size, axis, tiled):
     return np.ascontiguousarray(out)
 
 
-def _gather_eval(x: ShapedArray, *, axis_name, axis_size, axis, tiled) -> ShapedArray:
+def _gather_eval(x: ShapedArray, *, axis_name, axis_size, axis, tiled, groups=None
+                 ) -> ShapedArray:
     shape = list(x.shape)
     if tiled:
         shape[axis] *= axis_size
@@ -64,17 +72,24 @@ def _gather_eval(x: ShapedArray, *, axis_name, axis_size, axis, tiled) -> Shaped
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _scatter_impl(x, *, axis_name, axis_size, scatter_dimension, tiled):
-    _check_size(rc.axis_size(axis_name, "lax.psum_scatter"), axis_size, "lax.psum_scatter")
-    total = rc.all_reduce(x, axis_name, "sum", "lax.psum_scatter")
-    index = rc.axis_index(axis_name, "lax.psum_scatter")
+def _scatter_impl(x, *, axis_name, axis_size, scatter_dimension, tiled, groups=None):
+    what = "lax.psum_scatter"
+    if groups is None:
+        _check_size(rc.axis_size(axis_name, what), axis_size, what)
+        total = rc.all_reduce(x, axis_name, "sum", what)
+        index = rc.axis_index(axis_name, what)
+    else:  # the group's sum; the block of this participant's position in its group
+        group = rc.group_of(axis_name, groups, what)
+        _check_size(len(group), axis_size, what)
+        total = rc.grouped_all_reduce(x, axis_name, "sum", groups, what)
+        index = group.index(rc.axis_index(axis_name, what))
     chunk = x.shape[scatter_dimension] // axis_size
     out = np.take(total, np.arange(index * chunk, (index + 1) * chunk), axis=scatter_dimension)
     return out if tiled else np.squeeze(out, scatter_dimension)
 
 
-def _scatter_eval(x: ShapedArray, *, axis_name, axis_size, scatter_dimension, tiled
-                  ) -> ShapedArray:
+def _scatter_eval(x: ShapedArray, *, axis_name, axis_size, scatter_dimension, tiled,
+                  groups=None) -> ShapedArray:
     n = x.shape[scatter_dimension] if scatter_dimension < len(x.shape) else None
     if n is None or (n != axis_size if not tiled else n % axis_size):
         raise ValueError(f"lax.psum_scatter: dimension {scatter_dimension} of {x} must "
@@ -156,67 +171,92 @@ def _name(axis_name):
 
 def _no_groups(axis_index_groups, what: str) -> None:
     if axis_index_groups is not None:
-        raise NotImplementedError(f"{what} with axis_index_groups: redraft's collectives span "
+        raise NotImplementedError(f"{what} with axis_index_groups: redraft groups psum, pmax, "
+                                  "pmin, pmean, all_gather and psum_scatter; this one spans "
                                   "the whole axis")
 
 
-def psum(x, axis_name, *, axis_index_groups=None):
-    """The sum of `x` (a pytree) over every participant of the axis `axis_name`."""
-    _no_groups(axis_index_groups, "lax.psum")
+def _groups(axis_index_groups, size: int, what: str) -> tuple[tuple[int, ...], ...] | None:
+    """axis_index_groups as a static parameter: a partition of range(size) into groups of
+    one size, each a tuple of axis indices (JAX's requirement)."""
+    if axis_index_groups is None:
+        return None
+    groups = tuple(tuple(int(i) for i in g) for g in axis_index_groups)
+    members = sorted(i for g in groups for i in g)
+    if members != list(range(size)):
+        raise ValueError(f"{what}: axis_index_groups {groups} must hold every index of the "
+                         f"axis (size {size}) exactly once")
+    if len({len(g) for g in groups}) != 1:
+        raise ValueError(f"{what}: the groups of axis_index_groups {groups} must all have "
+                         "the same size")
+    return groups
+
+
+def _reduce(prim: Primitive, what: str, x, axis_name, axis_index_groups):
     name = _name(axis_name)
-    rc.frame_of(name, "lax.psum")
-    return tree_map(lambda leaf: bind(psum_p, as_array(leaf), axis_name=name), x)
+    size = rc.frame_of(name, what).size
+    params = {"axis_name": name}
+    groups = _groups(axis_index_groups, size, what)
+    if groups is not None:
+        params["groups"] = groups
+    return tree_map(lambda leaf: bind(prim, as_array(leaf), **params), x)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """The sum of `x` (a pytree) over every participant of the axis `axis_name` (or of the
+    participant's group in `axis_index_groups`)."""
+    return _reduce(psum_p, "lax.psum", x, axis_name, axis_index_groups)
 
 
 def pmax(x, axis_name, *, axis_index_groups=None):
-    """The elementwise maximum of `x` over the axis."""
-    _no_groups(axis_index_groups, "lax.pmax")
-    name = _name(axis_name)
-    rc.frame_of(name, "lax.pmax")
-    return tree_map(lambda leaf: bind(pmax_p, as_array(leaf), axis_name=name), x)
+    """The elementwise maximum of `x` over the axis (or the participant's group)."""
+    return _reduce(pmax_p, "lax.pmax", x, axis_name, axis_index_groups)
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
-    """The elementwise minimum of `x` over the axis."""
-    _no_groups(axis_index_groups, "lax.pmin")
-    name = _name(axis_name)
-    rc.frame_of(name, "lax.pmin")
-    return tree_map(lambda leaf: bind(pmin_p, as_array(leaf), axis_name=name), x)
+    """The elementwise minimum of `x` over the axis (or the participant's group)."""
+    return _reduce(pmin_p, "lax.pmin", x, axis_name, axis_index_groups)
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
-    """The mean of `x` over the axis (psum divided by the axis size)."""
-    _no_groups(axis_index_groups, "lax.pmean")
-    name = _name(axis_name)
-    n = rc.frame_of(name, "lax.pmean").size
-    return tree_map(lambda leaf: bind(psum_p, as_array(leaf), axis_name=name) / n, x)
+    """The mean of `x` over the axis (psum divided by the number summed)."""
+    n = rc.frame_of(_name(axis_name), "lax.pmean").size
+    if axis_index_groups is not None:
+        n = len(next(iter(axis_index_groups)))
+    total = _reduce(psum_p, "lax.pmean", x, axis_name, axis_index_groups)
+    return tree_map(lambda leaf: leaf / n, total)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     """Every participant's `x` stacked along a new axis `axis` (concatenated along `axis`
-    when `tiled`), in axis-index order."""
-    _no_groups(axis_index_groups, "lax.all_gather")
+    when `tiled`), in axis-index order; with axis_index_groups, the participant's group's."""
     name = _name(axis_name)
     n = rc.frame_of(name, "lax.all_gather").size
+    groups = _groups(axis_index_groups, n, "lax.all_gather")
+    params = {} if groups is None else {"groups": groups}
+    n = n if groups is None else len(groups[0])
 
     def gather(leaf):
         leaf = as_array(leaf)
         ax = int(axis) % (leaf.ndim + (0 if tiled else 1))
-        return bind(all_gather_p, leaf, axis_name=name, axis_size=n, axis=ax, tiled=bool(tiled))
+        return bind(all_gather_p, leaf, axis_name=name, axis_size=n, axis=ax, tiled=bool(tiled),
+                    **params)
     return tree_map(gather, x)
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """psum, of which each participant keeps only its block along `scatter_dimension`."""
-    _no_groups(axis_index_groups, "lax.psum_scatter")
     name = _name(axis_name)
     n = rc.frame_of(name, "lax.psum_scatter").size
+    groups = _groups(axis_index_groups, n, "lax.psum_scatter")
+    params = {} if groups is None else {"groups": groups}
+    n = n if groups is None else len(groups[0])
 
     def scatter(leaf):
         leaf = as_array(leaf)
         return bind(psum_scatter_p, leaf, axis_name=name, axis_size=n,
                     scatter_dimension=int(scatter_dimension) % max(leaf.ndim, 1),
-                    tiled=bool(tiled))
+                    tiled=bool(tiled), **params)
     return tree_map(scatter, x)
 
 

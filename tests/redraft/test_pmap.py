@@ -343,3 +343,72 @@ def test_grad_through_all_to_all_is_all_to_all_back():
     # device i's block j lands on device j at row i, weighted there by weights[i]
     expected = [sum(np.sum(x[i, j] * weights[i]) for j in range(2)) for i in range(2)]
     np.testing.assert_allclose(g, expected, rtol=1e-6)
+
+
+# ---- axis_index_groups and jit(pmap) ---------------------------------------------------------
+
+GROUPS = [[0, 2], [1, 3]]
+X4 = np.arange(12.0, dtype=np.float32).reshape(4, 3) - 5.0
+
+
+def _group_rows(values: np.ndarray) -> np.ndarray:
+    """Row i: the rows of device i's group, in group order (the grouped all_gather)."""
+    return np.stack([values[g] for i in range(4) for g in GROUPS if i in g])
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "jit"])
+def test_grouped_collectives_reduce_within_each_group(monkeypatch, compiled):
+    monkeypatch.setenv("REDRAFT_NUM_CPU_DEVICES", "4")
+    wrap = redraft.jit if compiled else (lambda f: f)
+
+    def body(v):
+        g = GROUPS
+        return (lax.psum(v, "i", axis_index_groups=g), lax.pmean(v, "i", axis_index_groups=g),
+                lax.pmax(v, "i", axis_index_groups=g), lax.pmin(v, "i", axis_index_groups=g),
+                lax.all_gather(v, "i", axis_index_groups=g),
+                lax.psum_scatter(jnp.stack([v, 2.0 * v]), "i", axis_index_groups=g))
+    total, mean, hi, lo, gathered, scattered = redraft.pmap(wrap(body), "i")(X4)
+    rows = _group_rows(X4)
+    np.testing.assert_allclose(total, rows.sum(1))
+    np.testing.assert_allclose(mean, rows.mean(1), rtol=1e-6)
+    np.testing.assert_allclose(hi, rows.max(1))
+    np.testing.assert_allclose(lo, rows.min(1))
+    np.testing.assert_allclose(gathered, rows)
+    position = [g.index(i) for i in range(4) for g in GROUPS if i in g]
+    np.testing.assert_allclose(scattered, [(1.0 + p) * rows[i].sum(0)
+                                           for i, p in enumerate(position)])
+
+
+def test_grad_through_grouped_collectives_against_finite_differences(monkeypatch):
+    """psum's transpose keeps the groups; all_gather's is psum_scatter within the group."""
+    monkeypatch.setenv("REDRAFT_NUM_CPU_DEVICES", "4")
+
+    def loss(v):
+        s = lax.psum(v, "i", axis_index_groups=GROUPS)
+        g = lax.all_gather(jnp.sin(v), "i", axis_index_groups=GROUPS)
+        return jnp.sum(s * v) + jnp.sum(g ** 2)
+    grads = np.asarray(redraft.pmap(redraft.grad(loss), "i")(X4))
+    rows = _group_rows(X4)
+    # d/dv_i: 2 * (the group's sum) + 2 * (group size) * sin(v_i) cos(v_i)
+    expected = 2.0 * rows.sum(1) + 2.0 * 2 * np.sin(X4) * np.cos(X4)
+    np.testing.assert_allclose(grads, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_axis_index_groups_must_partition_the_axis(monkeypatch):
+    monkeypatch.setenv("REDRAFT_NUM_CPU_DEVICES", "4")
+    with pytest.raises(ValueError, match="exactly once"):
+        redraft.pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1], [1, 2]]), "i")(X4)
+    with pytest.raises(ValueError, match="same size"):
+        redraft.pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0], [1, 2, 3]]), "i")(X4)
+
+
+def test_jit_of_pmap_is_pmap_of_the_compiled_body():
+    f = redraft.pmap(lambda v: v * lax.psum(v, "i"), axis_name="i")
+    np.testing.assert_allclose(redraft.jit(f)(X), X * X.sum(0))
+    assert isinstance(redraft.jit(f), type(f))
+
+
+def test_pmap_called_inside_a_jitted_function_says_what_to_write():
+    f = redraft.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
+    with pytest.raises(NotImplementedError, match=r"jit\(pmap\(f\)\)"):
+        redraft.jit(lambda v: f(v) + 1.0)(X)

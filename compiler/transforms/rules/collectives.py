@@ -15,30 +15,40 @@ import redraft.numpy as jnp
 from redraft import lax
 
 defjvp(lax.psum, lambda x_dot, ans, x, axis_name, axis_index_groups=None:
-       lax.psum(x_dot, axis_name))
-defvjp(lax.psum, lambda g, ans, x, axis_name, axis_index_groups=None: lax.psum(g, axis_name))
+       lax.psum(x_dot, axis_name, axis_index_groups=axis_index_groups))
+defvjp(lax.psum, lambda g, ans, x, axis_name, axis_index_groups=None:
+       lax.psum(g, axis_name, axis_index_groups=axis_index_groups))
 defjvp(lax.pmean, lambda x_dot, ans, x, axis_name, axis_index_groups=None:
-       lax.pmean(x_dot, axis_name))
-defvjp(lax.pmean, lambda g, ans, x, axis_name, axis_index_groups=None: lax.pmean(g, axis_name))
+       lax.pmean(x_dot, axis_name, axis_index_groups=axis_index_groups))
+defvjp(lax.pmean, lambda g, ans, x, axis_name, axis_index_groups=None:
+       lax.pmean(g, axis_name, axis_index_groups=axis_index_groups))
 
 for _op in (lax.pmax, lax.pmin):
     defjvp(_op, lambda x_dot, ans, x, axis_name, axis_index_groups=None:
-           lax.psum(jnp.where(x == ans, x_dot, jnp.zeros_like(x_dot)), axis_name)
-           / lax.psum(jnp.where(x == ans, jnp.ones_like(x), jnp.zeros_like(x)), axis_name))
+           lax.psum(jnp.where(x == ans, x_dot, jnp.zeros_like(x_dot)), axis_name,
+                    axis_index_groups=axis_index_groups)
+           / lax.psum(jnp.where(x == ans, jnp.ones_like(x), jnp.zeros_like(x)), axis_name,
+                      axis_index_groups=axis_index_groups))
     defvjp(_op, lambda g, ans, x, axis_name, axis_index_groups=None:
-           jnp.where(x == ans, lax.psum(g, axis_name), jnp.zeros_like(g))
-           / lax.psum(jnp.where(x == ans, jnp.ones_like(x), jnp.zeros_like(x)), axis_name))
+           jnp.where(x == ans, lax.psum(g, axis_name, axis_index_groups=axis_index_groups),
+                     jnp.zeros_like(g))
+           / lax.psum(jnp.where(x == ans, jnp.ones_like(x), jnp.zeros_like(x)), axis_name,
+                      axis_index_groups=axis_index_groups))
 
 defjvp(lax.all_gather, lambda x_dot, ans, x, axis_name, axis_index_groups=None, axis=0,
-       tiled=False: lax.all_gather(x_dot, axis_name, axis=axis, tiled=tiled))
+       tiled=False: lax.all_gather(x_dot, axis_name, axis_index_groups=axis_index_groups,
+                                   axis=axis, tiled=tiled))
 defvjp(lax.all_gather, lambda g, ans, x, axis_name, axis_index_groups=None, axis=0,
-       tiled=False: lax.psum_scatter(g, axis_name, scatter_dimension=axis, tiled=tiled))
+       tiled=False: lax.psum_scatter(g, axis_name, scatter_dimension=axis,
+                                     axis_index_groups=axis_index_groups, tiled=tiled))
 defjvp(lax.psum_scatter, lambda x_dot, ans, x, axis_name, scatter_dimension=0,
        axis_index_groups=None, tiled=False:
-       lax.psum_scatter(x_dot, axis_name, scatter_dimension=scatter_dimension, tiled=tiled))
+       lax.psum_scatter(x_dot, axis_name, scatter_dimension=scatter_dimension,
+                        axis_index_groups=axis_index_groups, tiled=tiled))
 defvjp(lax.psum_scatter, lambda g, ans, x, axis_name, scatter_dimension=0,
        axis_index_groups=None, tiled=False:
-       lax.all_gather(g, axis_name, axis=scatter_dimension, tiled=tiled))
+       lax.all_gather(g, axis_name, axis_index_groups=axis_index_groups,
+                      axis=scatter_dimension, tiled=tiled))
 defjvp(lax.all_to_all, lambda x_dot, ans, x, axis_name, split_axis, concat_axis,
        axis_index_groups=None, tiled=False:
        lax.all_to_all(x_dot, axis_name, split_axis, concat_axis, tiled=tiled))
