@@ -16,11 +16,12 @@ import numpy as np
 from redraft.compiler.core.loader import load
 from redraft.compiler.staging.interpreter import StagingError
 from redraft.jit import fast_key
-from redraft.compiler.transforms import callees, rules  # noqa: F401  (registers all rules)
-from redraft.compiler.transforms.callable_core import core_of
-from redraft.compiler.transforms.custom import custom_jvp, custom_vjp  # noqa: F401
-from redraft.compiler.transforms.jacobian import jacobian_function
-from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE, code_state
+from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.ad import rules
+from redraft.compiler.transforms.calls.callable_core import core_of
+from redraft.compiler.transforms.calls.custom import custom_jvp, custom_vjp  # noqa: F401
+from redraft.compiler.transforms.ad.jacobian import jacobian_function
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.errors import prefix_user_origin
@@ -122,7 +123,7 @@ def _transformable(wrapper: Callable, core: Callable[[], Any]) -> Callable:
 def _rewrappable(wrapper: Callable, fun: Callable, remake: Callable[[Callable], Callable]):
     """Mark `wrapper` (a transform of `fun`) as re-made by `remake(g)` around g, the
     specialisation of `fun` on a call's shape when fun takes *args, **kwargs or
-    keyword-only parameters (compiler/transforms/callees.py, specialise_call)."""
+    keyword-only parameters (compiler/transforms/calls/callees.py, specialise_call)."""
     wrapper.__redraft_inner__ = fun
     wrapper.__redraft_rewrap__ = lambda target, kinds: remake(target)
     return wrapper
@@ -266,7 +267,7 @@ def fun_primal(fun: Callable) -> Callable:
 
 
 def _seed(value):
-    from redraft.compiler.transforms.ad_helpers import grad_seed
+    from redraft.compiler.transforms.runtime.ad import grad_seed
     return grad_seed(value)
 
 
@@ -467,7 +468,7 @@ def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0,
 
 
 def _register_stop_gradient() -> None:
-    from redraft.compiler.transforms.registry import defnondiff
+    from redraft.compiler.transforms.ad.registry import defnondiff
     defnondiff(stop_gradient, "stop_gradient blocks derivatives by definition")
 
 

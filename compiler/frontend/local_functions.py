@@ -92,7 +92,7 @@ def lift(parent, node, name: str) -> LocalFunction:
     for other in reads & set(parent.local_functions):  # a sibling's captures pass through
         captured = sorted(set(captured) | set(parent.local_functions[other].captured))
     lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
-    from redraft.compiler.transforms.static_calls import fold_static_calls
+    from redraft.compiler.transforms.calls.static_calls import fold_static_calls
     core = fold_static_calls(to_ssa(lowering.run(), coalesce=False))
     local = LocalFunction(name, CoreFunction(core), tuple(captured))
     return local

@@ -88,7 +88,7 @@ def lower_function(fn, shape: call_shape.CallShape | None = None,
     from redraft.compiler.tracing.trace import log_path
     log_path(fn, "source")
     lowering = Lowering(fn, parsed, shape)
-    from redraft.compiler.transforms.callees import CalledAs
+    from redraft.compiler.transforms.calls.callees import CalledAs
     fixed = {k: v for k, v in (known or {}).items()
              if k in lowering.params and k not in _assigned_names(parsed.node)}
     lowering.known = {k: v for k, v in fixed.items() if not isinstance(v, CalledAs)}
@@ -599,7 +599,7 @@ class Lowering:
     def constant_functions(self, node) -> tuple | list | None:
         """The value of `node` when it is a name or attribute known when the source is
         read that holds a tuple or list of function values, else None."""
-        from redraft.compiler.transforms.callees import is_function_value
+        from redraft.compiler.transforms.calls.callees import is_function_value
         if not isinstance(node, (gast.Name, gast.Attribute)):
             return None
         if isinstance(node, gast.Name) and node.id in self.locals and node.id not in self.known:
@@ -995,7 +995,7 @@ class Lowering:
         derivative: the first is `f_jvp(x, v)` -> (out, out_dot); the second is
         (f(x), partial(f_bwd, x)), whose vjp_fun call is `f_bwd(x, ct)`. So transforms of
         the enclosing function see derivative code, never redraft's own Python."""
-        from redraft.compiler.transforms import callees, static_calls
+        from redraft.compiler.transforms.calls import callees, static_calls
         if node.keywords or any(isinstance(a, gast.Starred) for a in node.args) or not (
                 isinstance(node.func, (gast.Name, gast.Attribute)) and len(node.args) >= 2):
             return None
@@ -1040,7 +1040,7 @@ class Lowering:
         """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures
         locals, with constant other arguments: made now (static_calls.construct_closure) as
         a local function capturing the same values, so that calling it passes them."""
-        from redraft.compiler.transforms import static_calls
+        from redraft.compiler.transforms.calls import static_calls
         if not (isinstance(fn, ir.Ref) and fn.value in static_calls.STATIC_CONSTRUCTORS
                 and star is None and args and isinstance(args[0], ir.Ref)
                 and isinstance(args[0].value, local_functions.LocalFunction)
@@ -1126,7 +1126,7 @@ class Lowering:
     def shaped_call(self, node, fn: ir.Ref, args: list, kwargs: list) -> ir.Call:
         """A call of a function with *args, **kwargs or keyword-only parameters: a call of
         its specialisation on this call's shape, every argument positional."""
-        from redraft.compiler.transforms.callees import shaped
+        from redraft.compiler.transforms.calls.callees import shaped
 
         def default(name, value):
             return _ref_or_const(value, f"{name}_default")
@@ -1216,7 +1216,7 @@ class Lowering:
 def _user_function_that_gathers(value) -> bool:
     """A function of the user's (not redraft's own library, not an operation with rules)
     with *args, **kwargs or keyword-only parameters: its calls are specialised."""
-    from redraft.compiler.transforms.registry import rules_for
+    from redraft.compiler.transforms.ad.registry import rules_for
     module = getattr(value, "__module__", "") or ""
     return (call_shape.gathers(value) and not module.startswith("redraft.")
             and rules_for(value) is None)
@@ -1296,7 +1296,7 @@ def _known_ref(value, name: str) -> ir.Atom:
 def _known_item(container, key):
     """container[key] when it is a function value (folded when the source is read), else
     None (data items stay run-time reads)."""
-    from redraft.compiler.transforms.callees import is_function_value
+    from redraft.compiler.transforms.calls.callees import is_function_value
     try:
         item = container[key]
     except (KeyError, IndexError, TypeError):

@@ -1,6 +1,6 @@
 """Golden files of the source redraft emits for functions specialised on Python values:
 *args spread to a call's arity, a functools.partial, and a function-valued argument held
-by identity (compiler/transforms/callees.py). Run with REDRAFT_UPDATE_GOLDEN=1 to rewrite
+by identity (compiler/transforms/calls/callees.py). Run with REDRAFT_UPDATE_GOLDEN=1 to rewrite
 them; otherwise the output is compared with golden/values_*.py.txt."""
 import ast
 import os
@@ -13,7 +13,7 @@ import pytest
 
 import redraft
 import redraft.numpy as jnp
-from redraft.compiler.transforms import callees
+from redraft.compiler.transforms.calls import callees
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 ROOT = pathlib.Path(__file__).resolve().parents[3]
