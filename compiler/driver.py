@@ -101,7 +101,7 @@ def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
     dynamic = tree_unflatten(sig.treedef, staged_leaves)
     it = iter(dynamic)
     call_args = [args[i] if i in static else next(it) for i in range(len(args))]
-    from redraft.compiler.transforms.calls.callees import specialise_deep
+    from redraft.compiler.frontend.specialise import specialise_deep
     with staging(builder):
         out = Interpreter(builder).call_function(core_of(specialise_deep(fun, args)),
                                                  call_args)

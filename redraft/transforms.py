@@ -16,8 +16,10 @@ import numpy as np
 from redraft.compiler.core.loader import load
 from redraft.compiler.staging.interpreter import StagingError
 from redraft.jit import fast_key
+from redraft.compiler.frontend import specialise
 from redraft.compiler.transforms.calls import callees
 from redraft.compiler.transforms.ad import rules
+from redraft.compiler.transforms.ad import jvp as _jvp, vjp as _vjp  # noqa: F401 (callees' slots)
 from redraft.compiler.transforms.calls.callable_core import core_of
 from redraft.compiler.transforms.calls.custom import custom_jvp, custom_vjp  # noqa: F401
 from redraft.compiler.transforms.ad.jacobian import jacobian_function
@@ -131,7 +133,7 @@ def _rewrappable(wrapper: Callable, fun: Callable, remake: Callable[[Callable], 
 
 def _specialised(wrapper: Callable, args: tuple, kwargs: dict):
     """(the wrapper re-made for this call's shape, flat arguments), or None."""
-    found = callees.specialise_call(wrapper, args, kwargs)
+    found = specialise.specialise_call(wrapper, args, kwargs)
     return None if found is None else found[:2]
 
 
@@ -159,7 +161,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         if found is not None:
             return found[0](*found[1])
         args = _positional(fun, args, kwargs)
-        target = callees.specialise_on_values(fun, args)
+        target = specialise.specialise_on_values(fun, args)
         if target is not fun:  # function-valued (or jit-static) arguments: held by identity
             return grad(target, argnums, has_aux, holomorphic, allow_int)(*args)
         args = _as_arrays(args)
@@ -205,7 +207,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         if found is not None:
             return found[0](*found[1])
         args = _positional(fun, args, kwargs)
-        target = callees.specialise_on_values(fun, args)
+        target = specialise.specialise_on_values(fun, args)
         if target is not fun:
             return value_and_grad(target, argnums, has_aux, holomorphic, allow_int)(*args)
         args = _as_arrays(args)
@@ -276,7 +278,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     found = _specialised(fun, tuple(primals), {})
     if found is not None:
         return vjp(found[0], *found[1], has_aux=has_aux)
-    target = callees.specialise_on_values(fun, tuple(primals))
+    target = specialise.specialise_on_values(fun, tuple(primals))
     if target is not fun:
         return vjp(target, *primals, has_aux=has_aux)
     args = _as_arrays(tuple(primals))
@@ -344,7 +346,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     found = _specialised(fun, tuple(primals), {})
     if found is not None:
         fun = found[0]
-    fun = callees.specialise_on_values(fun, tuple(primals))
+    fun = specialise.specialise_on_values(fun, tuple(primals))
     args, dots = _as_arrays(tuple(primals)), _as_arrays(tuple(tangents))
     for p, t in zip(tree_flatten(args)[0], tree_flatten(dots)[0]):
         if np.shape(p) != np.shape(t):
@@ -368,7 +370,7 @@ def linearize(fun: Callable, *primals):
     names = tuple(f"t{i}" for i in range(len(primals)))
     f_jvp.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
-    made = callees.jvp_of(callees.specialise_on_values(fun, args),
+    made = callees.jvp_of(specialise.specialise_on_values(fun, args),
                           tuple(True for _ in args))
     _transformable(f_jvp, lambda: _closed_over_primals(
         fun, made, args, names, 1, "linearized"))
@@ -399,7 +401,7 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
         if found is not None:
             return found[0](*found[1])
         args = _positional(fun, args, kwargs)
-        target = callees.specialise_on_values(fun, args)
+        target = specialise.specialise_on_values(fun, args)
         if target is not fun:
             return _jacobian(target, argnums, forward)(*args)
         args = _as_arrays(args)

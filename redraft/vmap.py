@@ -23,6 +23,8 @@ import numpy as np
 
 from redraft.compiler.transforms.batch import rules as batch_rules  # noqa
 from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.batch import vmap_calls  # noqa: F401 (fills callees' slot)
+from redraft.compiler.frontend import specialise
 from redraft.compiler.transforms.calls import callees
 from redraft.compiler.transforms.calls.callable_core import core_of
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, closure_state
@@ -49,8 +51,8 @@ class Vmapped:
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         from redraft.transforms import _run
-        if callees.needs_specialising(self._vmap_fun):  # *args, **kwargs, keyword-only
-            found = callees.specialise_call(self, args, kwargs)
+        if specialise.needs_specialising(self._vmap_fun):  # *args, **kwargs, keyword-only
+            found = specialise.specialise_call(self, args, kwargs)
             if found is not None:
                 return found[0](*found[1])
         args, specs = self._bind(args, kwargs)
@@ -102,7 +104,7 @@ class Vmapped:
 
     def __redraft_rewrap__(self, target: Callable, kinds: tuple) -> "Vmapped":
         """This vmap around `target`, the function specialised on a call's shape, whose
-        parameters are flat (callees.specialise_call): positional arguments keep their
+        parameters are flat (specialise.specialise_call): positional arguments keep their
         in_axes, keywords are mapped along axis 0 and defaults not at all, as in JAX."""
         n_positional = kinds.count("position")
         given = _positional_specs(self._vmap_in_axes, n_positional)
@@ -470,11 +472,11 @@ def _closing_axes(n_own: int, n_captured: int, args: tuple, kwargs: dict):
 
 def _register_constructors() -> None:
     """vmap(f, ...) and the AD transforms with constant arguments fold when source is read
-    (compiler/transforms/calls/static_calls.py), so `vmap(f)(x)` inside a function transforms."""
+    (compiler/frontend/static_calls.py), so `vmap(f)(x)` inside a function transforms."""
     from redraft import transforms
-    from redraft.compiler.transforms.calls.static_calls import defstatic_constructor
+    from redraft.compiler.frontend.static_calls import defstatic_constructor
     from redraft.jit import jit
-    from redraft.compiler.transforms.calls.static_calls import definline_transform
+    from redraft.compiler.frontend.static_calls import definline_transform
     definline_transform(transforms.jvp, "jvp")
     definline_transform(transforms.vjp, "vjp")
     defstatic_constructor(vmap, _closing_axes)

@@ -200,6 +200,16 @@ class ForwardMode:
         out.append(ir.Assign(tuple(self.dot(t) for t in s.targets), ir.Var(tangent), s.origin))
 
 
+def _jvp_of_callee(fn, mask: tuple[bool, ...]) -> tuple[ir.Function, ir.Function]:
+    """A called function's Core and its jvp: callees.jvp_of's transform (installed below)."""
+    from redraft.compiler.transforms.calls.callable_core import core_of
+    core = core_of(fn)
+    return core, jvp_function(core, mask)
+
+
+callees.install_transformer("jvp", _jvp_of_callee)
+
+
 def _joint(rules, active: list[str]):
     for names, rule in rules.joint_jvp.items():
         if set(names) == set(active):

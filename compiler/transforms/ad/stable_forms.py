@@ -3,7 +3,7 @@
 `log1p(exp(x))` at x = 100 in float32: exp overflows, log1p's rule gives 1/(1+inf) = 0 and
 exp's rule 0 * inf = NaN, while the derivative, sigmoid(x), is 1. The table maps such an
 (outer, inner) pair to one helper that computes the same value as written and carries a
-stable rule (ad_helpers.py, rules/helpers.py). A pair is fused only where the inner result
+stable rule (runtime/ad.py, rules/helpers.py). A pair is fused only where the inner result
 feeds nothing else; both modes apply the table, so they agree.
 """
 from __future__ import annotations

@@ -521,6 +521,17 @@ _QUOTIENTS = (operator.truediv, jnp.divide, jnp.true_divide, ad.safe_div)
 _NEGATIONS = (operator.neg, jnp.negative)
 
 
+def _vjp_of_callee(fn, mask: tuple[bool, ...], mode: str, has_aux: bool,
+                   single: bool | None) -> tuple[ir.Function, ir.Function]:
+    """A called function's Core and its reverse mode: callees.vjp_of's transform."""
+    from redraft.compiler.transforms.calls.callable_core import core_of
+    core = core_of(fn)
+    return core, vjp_function(core, mask, mode, has_aux, single=single)
+
+
+callees.install_transformer("vjp", _vjp_of_callee)
+
+
 def _keep_structural_zeros(stmts: list[ir.Stmt], g: ir.Atom, zero: ir.Atom) -> list[ir.Stmt]:
     """An inlined elementwise rule with the products and quotients of `g` (and of what it
     scales or negates) made `ad.safe_mul/safe_div(..., zero)`: exactly 0 where g is a

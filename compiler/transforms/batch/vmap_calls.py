@@ -95,6 +95,20 @@ def batch_core_of(fn) -> ir.Function:
                                lambda: to_ssa(lower_function(fn), coalesce=False))
 
 
+def _vmap_of_callee(fn, in_types: tuple) -> tuple[ir.Function, ir.Function]:
+    """A called function's Core and its batched version, by a loop over the examples where
+    it cannot be vectorised as a whole: callees.vmap_of's transform (installed below)."""
+    from redraft.compiler.transforms.batch.vmap import NeedsExampleLoop, vmap_function
+    core = batch_core_of(fn)
+    try:
+        return core, vmap_function(core, in_types)
+    except NeedsExampleLoop:
+        return core, example_loop_function(fn, core, in_types)
+
+
+callees.install_transformer("vmap", _vmap_of_callee)
+
+
 def user_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]:
     """`g(a, b)` becomes `g_batched(a, b, axis_size)`; a library helper that cannot be
     vectorised (and a function that needs it) is called once per example instead."""

@@ -35,7 +35,7 @@ def core_of(fn) -> ir.Function:
     from redraft.compiler.transforms.calls.custom import is_custom
     if is_custom(fn):
         return _call_wrapper(fn)
-    from redraft.compiler.transforms.calls.static_calls import fold_static_calls
+    from redraft.compiler.frontend.specialise import fold_static_calls
     return fold_static_calls(to_ssa(lower_function(fn), coalesce=False))
 
 

@@ -5,7 +5,7 @@ logsumexp's derivative is exp(x - ans), softmax's vjp ans * (g - sum(g * ans)), 
 use exclusive products rather than division.
 
 Rules that need a static parameter (canonical axes, a permutation) call the static helpers
-of lax_ad_helpers.py, which are marked not differentiable in rules/lax_structure.py.
+of runtime/lad.py, which are marked not differentiable in rules/lax_structure.py.
 """
 import inspect
 import math

@@ -1,6 +1,6 @@
 """Derivative rules of the structural lax functions: reductions, cumulative scans, sorting,
 shapes, slices, padding, convolution, gather and scatter; and of the array helpers in
-lax_ad_helpers.py that those rules call (each again with rules, so derivatives of
+runtime/lad.py that those rules call (each again with rules, so derivatives of
 derivatives work).
 
 Every rule is written with lax operations that have rules themselves. Where a derivative

@@ -1,4 +1,4 @@
-"""Derivative rules of the helpers that batched code calls (vmap_helpers.py), so that grad of
+"""Derivative rules of the helpers that batched code calls (runtime/vm/), so that grad of
 a vmapped function differentiates its batched source. Helpers written in plain
 redraft.numpy (vm.align, vm.select, vm.dot, ...) need none: AD reads their source."""
 import numpy as np

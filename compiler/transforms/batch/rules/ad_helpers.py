@@ -1,4 +1,4 @@
-"""Batching rules of the helpers derivative code calls (ad_helpers.py), so that vmap(grad(f))
+"""Batching rules of the helpers derivative code calls (runtime/ad.py), so that vmap(grad(f))
 batches: simple ones by rule, the ones written in plain redraft.numpy through their source,
 the rest by a loop over the examples."""
 import inspect

@@ -93,7 +93,7 @@ def register_numpy_library() -> None:
     """Batching entries for the redraft.numpy functions written on other redraft.numpy
     functions: vmap reads their source (or loops over examples where Core cannot say them);
     the set operations whose result size depends on the values cannot be batched. Run by
-    batch_rules/__init__.py after every family's explicit rules, which win."""
+    batch/rules/__init__.py after every family's explicit rules, which win."""
     from redraft.numpy import (array_api_aliases, array_misc, dtype_queries, functional,
                                index_tricks, nan_reductions, polynomials, sets, statistics,
                                windows)

@@ -91,4 +91,4 @@ def _einsum(b):
 
 defbatch(jnp.einsum, _einsum)
 
-# jnp.linalg.norm is batched through its source (batch_rules/linalg.py)
+# jnp.linalg.norm is batched through its source (batch/rules/linalg.py)

@@ -1,4 +1,4 @@
-"""Batching rules of the helpers batched code calls (vmap_helpers.py), so vmap nests: a
+"""Batching rules of the helpers batched code calls (runtime/vm/), so vmap nests: a
 helper that counts `k` leading batch axes counts one more (`vm.shape(x, 1)` becomes
 `vm.shape(x, 2)`); the helpers written in plain redraft.numpy batch through their source."""
 from redraft.compiler.core import ir

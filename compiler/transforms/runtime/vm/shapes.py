@@ -4,7 +4,7 @@ broadcasting, alignment for per-example broadcasting, and per-example selection.
 Batched arrays carry their batch axes first: `k` leading axes when k vmaps are around a
 value. Helpers that look at shapes take `k` (and `lead`, the axes of outer vmaps that axis
 numbers do not count) as explicit static arguments, so an outer vmap rewrites
-`vm.shape(x, 1)` into `vm.shape(x, 2)` (batch_rules/vmap_helpers.py). The helpers written
+`vm.shape(x, 1)` into `vm.shape(x, 2)` (batch/rules/vmap_helpers.py). The helpers written
 in plain redraft.numpy (`align`, `select`, ...) have no rules at all: an outer vmap and the
 AD transforms read and transform their source, like a user function's, so they use only
 module-level names, positional parameters and the Python subset Core accepts.

@@ -56,60 +56,7 @@ def construct_closure(constructor: Callable, local, args: tuple, kwargs: dict):
     return LocalFunction(name, made, local.captured)
 
 
-def fold_static_calls(fn: ir.Function) -> ir.Function:
-    """`fn` with calls of constructed function values resolved (see the module docstring),
-    and calls that pass a known function to a user's function made calls of that function
-    specialised on it (bind_function_arguments)."""
-    return bind_function_arguments(_fold_constructors(fn))
-
-
-def bind_function_arguments(fn: ir.Function) -> ir.Function:
-    """`apply_fn(jnp.tanh, x)` -> `apply_fn_bound(jnp.tanh, x)`: a call of a user's function
-    with function values among its arguments calls that function specialised on them
-    (callees.Bound), whose Core calls them directly, so every transform follows."""
-    from redraft.compiler.transforms.calls import callees
-
-    from redraft.compiler.transforms.calls.custom import custom_vjp
-
-    def fix(e):
-        if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.star_args is None
-                and (callees._source_function(e.fn.value)
-                     or isinstance(e.fn.value, custom_vjp))):
-            return e
-        known = tuple((i, a.value) for i, a in enumerate(e.args) if isinstance(a, ir.Ref)
-                      and callees.is_function_value(a.value))
-        if not known:
-            return e
-        if isinstance(e.fn.value, custom_vjp):
-            target = callees.bound_custom_vjp(e.fn.value, known)
-        else:
-            target = callees.bound(e.fn.value, known)
-        return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), e.args, e.kwargs, e.star_args)
-
-    changed = [False]
-
-    def fix_counted(e):
-        out = fix(e)
-        changed[0] |= out is not e
-        return out
-
-    body = [_map_calls(s, fix_counted) for s in fn.body]
-    if not changed[0]:
-        return fn
-    return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
-                       fn.doc, fn.meta)
-
-
-def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
-    """`s` with fix applied to the expression of every assignment and expression statement."""
-    if isinstance(s, ir.Assign):
-        return ir.Assign(s.targets, fix(s.expr), s.origin)
-    if isinstance(s, ir.ExprStmt):
-        return ir.ExprStmt(fix(s.expr), s.origin)
-    return ir.with_blocks(s, lambda b: [_map_calls(x, fix) for x in b])
-
-
-def _fold_constructors(fn: ir.Function) -> ir.Function:
+def fold_constructors(fn: ir.Function) -> ir.Function:
     if not STATIC_CONSTRUCTORS:
         return fn
     constants = ir.constant_names(fn)
