@@ -180,7 +180,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     checked: set[tuple] = set()  # fast keys (redraft/jit.py) of calls that passed the checks
 
     _rewrappable(grad_fn, fun, lambda g: grad(g, argnums, has_aux, holomorphic, allow_int))
-    _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_core__)
+    _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_transformable__())
     compiled = _compiled_if_jitted(fun, grad_fn)
     return grad_fn
 
@@ -410,7 +410,7 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
         return out[0] if isinstance(argnums, int) else out
 
     if isinstance(argnums, int):
-        _transformable(jac_fn, lambda: built(argnums).__redraft_core__)
+        _transformable(jac_fn, lambda: built(argnums).__redraft_transformable__())
     return _rewrappable(jac_fn, fun, lambda g: _jacobian(g, argnums, forward))
 
 
@@ -454,9 +454,10 @@ def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0,
     nums = _argnums_tuple(argnums)
     mask = _mask(len(core.params), nums)
     if mode == "core":
+        from redraft.compiler.core.core_function import carried_core
         from redraft.compiler.frontend.normalize import lower_function
         from redraft.compiler.frontend.ssa import to_ssa
-        target = getattr(fun, "__redraft_core__", None) or to_ssa(lower_function(fun))
+        target = carried_core(fun) or to_ssa(lower_function(fun))
         return source_of(target)[0]
     if mode in ("grad", "vjp"):
         made = callees.vjp_of(fun, mask, mode, False, isinstance(argnums, int)).fn

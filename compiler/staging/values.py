@@ -231,7 +231,7 @@ def _find_core(fn):
         if cls in _TRANSPARENT:
             fn = _TRANSPARENT[cls](fn)
             break
-    if hasattr(fn, "__redraft_transformable__") or hasattr(fn, "__redraft_core__"):
+    if hasattr(fn, "__redraft_transformable__"):
         return core_of(fn)
     if not isinstance(fn, types.FunctionType):
         return None

@@ -100,7 +100,7 @@ def _readable(fn: types.FunctionType) -> bool:
 
 
 def _is_transformed(value) -> bool:
-    return hasattr(value, "__redraft_transformable__") or hasattr(value, "__redraft_core__")
+    return hasattr(value, "__redraft_transformable__")
 
 
 class TracingGlobals(dict):

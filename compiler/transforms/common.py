@@ -273,7 +273,6 @@ def is_transformable_callable(value) -> bool:
     return (isinstance(value, (types.FunctionType, functools.partial))
             or (isinstance(value, types.MethodType)
                 and isinstance(value.__func__, types.FunctionType))
-            or hasattr(value, "__redraft_core__")
             or hasattr(value, "__redraft_transformable__") or is_custom(value))
 
 

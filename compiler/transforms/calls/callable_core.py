@@ -9,6 +9,7 @@ import inspect
 import types
 
 from redraft.compiler.core import ir
+from redraft.compiler.core.core_function import carried_core
 from redraft.compiler.transforms.common import TransformError
 from redraft.compiler.transforms.ad.registry import rules_for
 
@@ -21,13 +22,12 @@ def core_of(fn) -> ir.Function:
     if isinstance(fn, LocalFunction) and not fn.captured:
         fn = fn.function  # a lambda or def inside a function, capturing nothing
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
-        from redraft.compiler.transforms.calls.callees import bound
+        from redraft.compiler.frontend.specialise import bound
         fn = bound(fn.__func__, ((0, fn.__self__),), drop=True)  # self known, by identity
     if isinstance(fn, functools.partial):
-        from redraft.compiler.transforms.calls.static_calls import bind_function_arguments
+        from redraft.compiler.frontend.specialise import bind_function_arguments
         return to_ssa(bind_function_arguments(partial_core(fn)), coalesce=False)
-    inner = getattr(fn, "__redraft_transformable__", None)
-    core = inner() if inner is not None else getattr(fn, "__redraft_core__", None)
+    core = carried_core(fn)
     if core is not None:  # generated code reassigns names (x_bar = x_bar + t): rename it
         return to_ssa(core, coalesce=False)
     if rules_for(fn) is not None:

@@ -53,9 +53,8 @@ class Transformed:
     def __call__(self, *args):
         return self.fn(*args)
 
-    @property
-    def __redraft_core__(self):
-        return self.fn.__redraft_core__
+    def __redraft_transformable__(self):
+        return self.fn.__redraft_transformable__()
 
     def __repr__(self) -> str:
         return f"<redraft transformed {self.__name__}>"
