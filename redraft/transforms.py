@@ -213,11 +213,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         args = _as_arrays(args)
         _check_inexact(args, nums, allow_int, "value_and_grad")
         mask = _mask(len(args), nums)
-        f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
-        out = _run(fun_primal(fun), args)
-        value = out[0] if has_aux else out
-        ones = _seed(value)
-        result = _run(f_vjp, args + (ones,))
+        result = _run(callees.vjp_of(fun, mask, "value_and_grad", has_aux), args)
         bars = result[-1]
         bars = bars[0] if single else bars
         if has_aux:

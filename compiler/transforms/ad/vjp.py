@@ -43,7 +43,7 @@ def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",
                  has_aux: bool = False, name: str | None = None,
                  single: bool | None = None) -> ir.Function:
     """The reverse-mode derivative of `fn` in the parameters flagged in `active`."""
-    if mode not in ("grad", "vjp", "bwd", "bwd_zero"):
+    if mode not in ("grad", "value_and_grad", "vjp", "bwd", "bwd_zero"):
         raise ValueError(f"unknown reverse mode {mode!r}")
     fn = index_active_loops(fuse_stable_forms(bind_defaults(fn, len(active))),
                             {p for p, a in zip(fn.params, active) if a})
@@ -104,7 +104,7 @@ class ReverseMode:
             result, aux = ir.Var(main), ir.Var(aux_name)
         params = self.fn.params
         seed_active = isinstance(result, ir.Var) and result.name in self.active
-        if self.mode == "grad":
+        if self.mode in ("grad", "value_and_grad"):  # seeded with 1 from the output itself
             if seed_active:
                 out.append(ir.Assign((self.bar(result.name),),
                                      ir.Call(helper("grad_seed"), (result,)), ret.origin))
@@ -130,7 +130,7 @@ class ReverseMode:
                 out.append(self.zeros(p, ret.origin))
             bars.append(ir.Var(self.bar(p)))
         out.extend(self.returns(result, aux, bars, ret.origin))
-        defaults = self.fn.defaults if self.mode == "grad" else ()
+        defaults = self.fn.defaults if self.mode in ("grad", "value_and_grad") else ()
         return ir.Function(name, params, out, defaults, self.fn.filename, self.fn.firstline,
                            None, {"transform": self.mode})
 

@@ -89,7 +89,8 @@ def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
 def vjp_of(fn, mask: tuple[bool, ...], mode: str, has_aux: bool = False,
            single: bool | None = None) -> Transformed:
     """`fn`'s reverse-mode derivative: mode 'vjp' (params, out_bar) -> (out, bars),
-    'bwd' (params, out_bar) -> bars, 'grad' (params) -> bars of a scalar output."""
+    'bwd' (params, out_bar) -> bars, 'grad' (params) -> bars of a scalar output,
+    'value_and_grad' (params) -> (out, bars) of a scalar output, in one forward pass."""
     def make():
         from redraft.compiler.core.loader import load
         if mode == "bwd" and not has_aux and _is_custom(fn):
