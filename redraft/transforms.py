@@ -264,11 +264,6 @@ def fun_primal(fun: Callable) -> Callable:
     return getattr(fun, "__redraft_primal__", fun)
 
 
-def _seed(value):
-    from redraft.compiler.transforms.runtime.ad import grad_seed
-    return grad_seed(value)
-
-
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), vjp_fun) where vjp_fun(ct) gives the cotangent of each primal."""
     found = _specialised(fun, tuple(primals), {})
