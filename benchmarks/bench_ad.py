@@ -16,7 +16,7 @@ import timeit
 
 import redraft
 import redraft.numpy as jnp
-from redraft.compiler.transforms import callees
+from redraft.compiler.transforms.calls import callees
 
 HERE = pathlib.Path(__file__).parent
 

@@ -16,7 +16,7 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
 from redraft.compiler.staging.interpreter import Interpreter
-from redraft.compiler.transforms.callable_core import core_of
+from redraft.compiler.transforms.calls.callable_core import core_of
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.eager import install_device_binder
 from redraft.runtime.pytree import PyTreeDef, tree_flatten, tree_unflatten
@@ -101,7 +101,7 @@ def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
     dynamic = tree_unflatten(sig.treedef, staged_leaves)
     it = iter(dynamic)
     call_args = [args[i] if i in static else next(it) for i in range(len(args))]
-    from redraft.compiler.transforms.callees import specialise_deep
+    from redraft.compiler.frontend.specialise import specialise_deep
     with staging(builder):
         out = Interpreter(builder).call_function(core_of(specialise_deep(fun, args)),
                                                  call_args)

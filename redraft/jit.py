@@ -48,7 +48,7 @@ class Jitted:
                        if isinstance(p.default, (bool, str))}
         self.static = frozenset(static)
         self._static_given = (tuple(static_argnums), tuple(static_argnames))
-        from redraft.compiler.transforms.callees import needs_specialising
+        from redraft.compiler.frontend.specialise import needs_specialising
         self._gathers = needs_specialising(fun)
         self._cache: dict[driver.Signature, driver.Compiled] = {}
         # calls whose arguments are all host Arrays, Python scalars or NumPy arrays, keyed
@@ -79,7 +79,7 @@ class Jitted:
                 compiled, dtypes, defaults = entry
                 return compiled.call_buffers(_fast_buffers(args + defaults, dtypes))
         if self._gathers:  # *args, **kwargs, keyword-only: compile per call shape
-            from redraft.compiler.transforms.callees import specialise_call
+            from redraft.compiler.frontend.specialise import specialise_call
             found = specialise_call(self, args, kwargs)
             if found is not None:
                 return found[0](*found[1])
@@ -125,7 +125,7 @@ class Jitted:
 
     def _inline(self, args: tuple):
         from redraft.compiler.staging.interpreter import Interpreter
-        from redraft.compiler.transforms.callable_core import core_of
+        from redraft.compiler.transforms.calls.callable_core import core_of
         builder = next(leaf._buf.builder for leaf in tree_leaves(args)
                        if isinstance(leaf, Array) and type(leaf._buf) is StagedBuf)
         return Interpreter(builder).call_function(core_of(self.fun), list(args))
@@ -136,7 +136,7 @@ class Jitted:
         return Lowered(driver.compile_function(self.fun, args, set(self.static)))
 
     def __redraft_transformable__(self):
-        from redraft.compiler.transforms.callable_core import core_of
+        from redraft.compiler.transforms.calls.callable_core import core_of
         return core_of(self.fun)
 
     @property

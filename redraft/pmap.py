@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from redraft import distributed
-from redraft.compiler.transforms.custom import custom_vjp
+from redraft.compiler.transforms.calls.custom import custom_vjp
 from redraft.jit import jit
 from redraft.processes import local_devices
 from redraft.runtime import collectives as rc

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from redraft.compiler.transforms import callees
+from redraft.compiler.transforms.calls import callees
 from redraft.runtime.convert import as_array
 from redraft.runtime.pytree import tree_flatten, tree_map
 

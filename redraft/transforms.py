@@ -16,11 +16,14 @@ import numpy as np
 from redraft.compiler.core.loader import load
 from redraft.compiler.staging.interpreter import StagingError
 from redraft.jit import fast_key
-from redraft.compiler.transforms import callees, rules  # noqa: F401  (registers all rules)
-from redraft.compiler.transforms.callable_core import core_of
-from redraft.compiler.transforms.custom import custom_jvp, custom_vjp  # noqa: F401
-from redraft.compiler.transforms.jacobian import jacobian_function
-from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE, code_state
+from redraft.compiler.frontend import specialise
+from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.ad import rules
+from redraft.compiler.transforms.ad import jvp as _jvp, vjp as _vjp  # noqa: F401 (callees' slots)
+from redraft.compiler.transforms.calls.callable_core import core_of
+from redraft.compiler.transforms.calls.custom import custom_jvp, custom_vjp  # noqa: F401
+from redraft.compiler.transforms.ad.jacobian import jacobian_function
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.errors import prefix_user_origin
@@ -122,7 +125,7 @@ def _transformable(wrapper: Callable, core: Callable[[], Any]) -> Callable:
 def _rewrappable(wrapper: Callable, fun: Callable, remake: Callable[[Callable], Callable]):
     """Mark `wrapper` (a transform of `fun`) as re-made by `remake(g)` around g, the
     specialisation of `fun` on a call's shape when fun takes *args, **kwargs or
-    keyword-only parameters (compiler/transforms/callees.py, specialise_call)."""
+    keyword-only parameters (compiler/transforms/calls/callees.py, specialise_call)."""
     wrapper.__redraft_inner__ = fun
     wrapper.__redraft_rewrap__ = lambda target, kinds: remake(target)
     return wrapper
@@ -130,7 +133,7 @@ def _rewrappable(wrapper: Callable, fun: Callable, remake: Callable[[Callable], 
 
 def _specialised(wrapper: Callable, args: tuple, kwargs: dict):
     """(the wrapper re-made for this call's shape, flat arguments), or None."""
-    found = callees.specialise_call(wrapper, args, kwargs)
+    found = specialise.specialise_call(wrapper, args, kwargs)
     return None if found is None else found[:2]
 
 
@@ -158,7 +161,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
         if found is not None:
             return found[0](*found[1])
         args = _positional(fun, args, kwargs)
-        target = callees.specialise_on_values(fun, args)
+        target = specialise.specialise_on_values(fun, args)
         if target is not fun:  # function-valued (or jit-static) arguments: held by identity
             return grad(target, argnums, has_aux, holomorphic, allow_int)(*args)
         args = _as_arrays(args)
@@ -177,7 +180,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     checked: set[tuple] = set()  # fast keys (redraft/jit.py) of calls that passed the checks
 
     _rewrappable(grad_fn, fun, lambda g: grad(g, argnums, has_aux, holomorphic, allow_int))
-    _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_core__)
+    _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_transformable__())
     compiled = _compiled_if_jitted(fun, grad_fn)
     return grad_fn
 
@@ -204,17 +207,13 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         if found is not None:
             return found[0](*found[1])
         args = _positional(fun, args, kwargs)
-        target = callees.specialise_on_values(fun, args)
+        target = specialise.specialise_on_values(fun, args)
         if target is not fun:
             return value_and_grad(target, argnums, has_aux, holomorphic, allow_int)(*args)
         args = _as_arrays(args)
         _check_inexact(args, nums, allow_int, "value_and_grad")
         mask = _mask(len(args), nums)
-        f_vjp = callees.vjp_of(fun, mask, "vjp", has_aux)
-        out = _run(fun_primal(fun), args)
-        value = out[0] if has_aux else out
-        ones = _seed(value)
-        result = _run(f_vjp, args + (ones,))
+        result = _run(callees.vjp_of(fun, mask, "value_and_grad", has_aux), args)
         bars = result[-1]
         bars = bars[0] if single else bars
         if has_aux:
@@ -265,17 +264,12 @@ def fun_primal(fun: Callable) -> Callable:
     return getattr(fun, "__redraft_primal__", fun)
 
 
-def _seed(value):
-    from redraft.compiler.transforms.ad_helpers import grad_seed
-    return grad_seed(value)
-
-
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), vjp_fun) where vjp_fun(ct) gives the cotangent of each primal."""
     found = _specialised(fun, tuple(primals), {})
     if found is not None:
         return vjp(found[0], *found[1], has_aux=has_aux)
-    target = callees.specialise_on_values(fun, tuple(primals))
+    target = specialise.specialise_on_values(fun, tuple(primals))
     if target is not fun:
         return vjp(target, *primals, has_aux=has_aux)
     args = _as_arrays(tuple(primals))
@@ -343,7 +337,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     found = _specialised(fun, tuple(primals), {})
     if found is not None:
         fun = found[0]
-    fun = callees.specialise_on_values(fun, tuple(primals))
+    fun = specialise.specialise_on_values(fun, tuple(primals))
     args, dots = _as_arrays(tuple(primals)), _as_arrays(tuple(tangents))
     for p, t in zip(tree_flatten(args)[0], tree_flatten(dots)[0]):
         if np.shape(p) != np.shape(t):
@@ -367,7 +361,7 @@ def linearize(fun: Callable, *primals):
     names = tuple(f"t{i}" for i in range(len(primals)))
     f_jvp.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
-    made = callees.jvp_of(callees.specialise_on_values(fun, args),
+    made = callees.jvp_of(specialise.specialise_on_values(fun, args),
                           tuple(True for _ in args))
     _transformable(f_jvp, lambda: _closed_over_primals(
         fun, made, args, names, 1, "linearized"))
@@ -398,7 +392,7 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
         if found is not None:
             return found[0](*found[1])
         args = _positional(fun, args, kwargs)
-        target = callees.specialise_on_values(fun, args)
+        target = specialise.specialise_on_values(fun, args)
         if target is not fun:
             return _jacobian(target, argnums, forward)(*args)
         args = _as_arrays(args)
@@ -407,7 +401,7 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
         return out[0] if isinstance(argnums, int) else out
 
     if isinstance(argnums, int):
-        _transformable(jac_fn, lambda: built(argnums).__redraft_core__)
+        _transformable(jac_fn, lambda: built(argnums).__redraft_transformable__())
     return _rewrappable(jac_fn, fun, lambda g: _jacobian(g, argnums, forward))
 
 
@@ -451,9 +445,10 @@ def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0,
     nums = _argnums_tuple(argnums)
     mask = _mask(len(core.params), nums)
     if mode == "core":
+        from redraft.compiler.core.core_function import carried_core
         from redraft.compiler.frontend.normalize import lower_function
         from redraft.compiler.frontend.ssa import to_ssa
-        target = getattr(fun, "__redraft_core__", None) or to_ssa(lower_function(fun))
+        target = carried_core(fun) or to_ssa(lower_function(fun))
         return source_of(target)[0]
     if mode in ("grad", "vjp"):
         made = callees.vjp_of(fun, mask, mode, False, isinstance(argnums, int)).fn
@@ -467,7 +462,7 @@ def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0,
 
 
 def _register_stop_gradient() -> None:
-    from redraft.compiler.transforms.registry import defnondiff
+    from redraft.compiler.transforms.ad.registry import defnondiff
     defnondiff(stop_gradient, "stop_gradient blocks derivatives by definition")
 
 

@@ -8,7 +8,7 @@ None for an argument every example shares), or a tuple/list/dict of them matchin
 argument; keyword arguments are mapped along axis 0, as in JAX. `out_axes` places the batch
 axis of each result. Inside f, `x.shape`, `len(x)` and `x.ndim` see one example.
 
-The batched source (compiler/transforms/vmap.py) keeps every batched value's batch axis at
+The batched source (compiler/transforms/batch/vmap.py) keeps every batched value's batch axis at
 position 0; arguments are moved there once on entry, results to `out_axes` on exit. The
 result of vmap is again a function redraft can read, so vmap composes with grad, jit, jvp
 and itself: `vmap(grad(loss), in_axes=(None, 0, 0))` gives per-example gradients.
@@ -21,11 +21,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from redraft.compiler.transforms import batch_rules  # noqa: F401  (registers every rule)
-from redraft.compiler.transforms import batch_types as bt
-from redraft.compiler.transforms import callees
-from redraft.compiler.transforms.callable_core import core_of
-from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE, closure_state
+from redraft.compiler.transforms.batch import rules as batch_rules  # noqa
+from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.batch import vmap_calls  # noqa: F401 (fills callees' slot)
+from redraft.compiler.frontend import specialise
+from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.calls.callable_core import core_of
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, closure_state
 from redraft.numpy.functional import install_vmap
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
@@ -49,8 +51,8 @@ class Vmapped:
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         from redraft.transforms import _run
-        if callees.needs_specialising(self._vmap_fun):  # *args, **kwargs, keyword-only
-            found = callees.specialise_call(self, args, kwargs)
+        if specialise.needs_specialising(self._vmap_fun):  # *args, **kwargs, keyword-only
+            found = specialise.specialise_call(self, args, kwargs)
             if found is not None:
                 return found[0](*found[1])
         args, specs = self._bind(args, kwargs)
@@ -102,7 +104,7 @@ class Vmapped:
 
     def __redraft_rewrap__(self, target: Callable, kinds: tuple) -> "Vmapped":
         """This vmap around `target`, the function specialised on a call's shape, whose
-        parameters are flat (callees.specialise_call): positional arguments keep their
+        parameters are flat (specialise.specialise_call): positional arguments keep their
         in_axes, keywords are mapped along axis 0 and defaults not at all, as in JAX."""
         n_positional = kinds.count("position")
         given = _positional_specs(self._vmap_in_axes, n_positional)
@@ -118,9 +120,9 @@ class Vmapped:
     def __redraft_transformable__(self):
         """The Core of this vmapped function (arguments taken as arrays, or as tuples where
         in_axes is a tuple), so grad, jvp and vmap can transform it further."""
-        from redraft.compiler.transforms.vmap_wrapper import wrapper_of
+        from redraft.compiler.transforms.batch.vmap_wrapper import wrapper_of
         return wrapper_of(self._vmap_fun, self._core_fn(), self._vmap_in_axes, self._vmap_out_axes,
-                          self._vmap_axis_size).fn.__redraft_core__
+                          self._vmap_axis_size).fn.__redraft_transformable__()
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -246,7 +248,7 @@ def _match_prefix(value, spec, path: str):
 def _prepare(value, spec, n: int, path: str):
     """(value with mapped axes at 0 and, inside dicts and objects that mix mapped and
     unmapped leaves, the unmapped ones broadcast; the value's batch type)."""
-    from redraft.compiler.transforms.vmap_helpers import move_axis
+    from redraft.compiler.transforms.runtime.vm import move_axis
     if spec is None:
         return value, bt.U
     if isinstance(value, Array) and isinstance(spec, int):
@@ -274,7 +276,7 @@ def _prepare(value, spec, n: int, path: str):
 
 
 def _broadcast_leaves(value, n: int):
-    from redraft.compiler.transforms.vmap_helpers import broadcast
+    from redraft.compiler.transforms.runtime.vm import broadcast
     leaves, treedef = tree_flatten(value)
     return tree_unflatten(treedef, [broadcast(v, n) for v in leaves])
 
@@ -371,7 +373,7 @@ def inconsistent_sizes(found: list, sizes: list, axis_size) -> str:
 def batched_callee(fun: Callable, core_fn: Callable, types: tuple):
     """(the loaded batched function, its result's batch type), cached per closure state."""
     def build():
-        from redraft.compiler.transforms.vmap_calls import callee_result_type
+        from redraft.compiler.transforms.batch.vmap_calls import callee_result_type
         out_type = callee_result_type(fun, core_fn(), types)
         return callees.vmap_of(fun, types).fn, out_type
     return TRANSFORM_CACHE.get(fun, ("batched", types, closure_state(fun)), build)
@@ -388,7 +390,7 @@ def place_outputs(out, out_type, out_axes, n: int):
 
 
 def _place(value, t, spec, n: int, path: str):
-    from redraft.compiler.transforms.vmap_helpers import broadcast, move_axis
+    from redraft.compiler.transforms.runtime.vm import broadcast, move_axis
     if isinstance(spec, (tuple, list, dict)):
         return _place_node(value, t, spec, n, path)
     if value is None:
@@ -447,7 +449,7 @@ def _leaf_types(value, t) -> list:
 
 def emit_vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> str:
     """The batched source of `fun` and of the vmap around it, as `redraft emit` prints it."""
-    from redraft.compiler.transforms.vmap_wrapper import spec_type, wrapper_of
+    from redraft.compiler.transforms.batch.vmap_wrapper import spec_type, wrapper_of
     core = core_of(fun)
     n_required = len(core.params) - len(core.defaults)
     specs = in_axes if isinstance(in_axes, (tuple, list)) else (
@@ -470,11 +472,11 @@ def _closing_axes(n_own: int, n_captured: int, args: tuple, kwargs: dict):
 
 def _register_constructors() -> None:
     """vmap(f, ...) and the AD transforms with constant arguments fold when source is read
-    (compiler/transforms/static_calls.py), so `vmap(f)(x)` inside a function transforms."""
+    (compiler/frontend/static_calls.py), so `vmap(f)(x)` inside a function transforms."""
     from redraft import transforms
-    from redraft.compiler.transforms.static_calls import defstatic_constructor
+    from redraft.compiler.frontend.static_calls import defstatic_constructor
     from redraft.jit import jit
-    from redraft.compiler.transforms.static_calls import definline_transform
+    from redraft.compiler.frontend.static_calls import definline_transform
     definline_transform(transforms.jvp, "jvp")
     definline_transform(transforms.vjp, "vjp")
     defstatic_constructor(vmap, _closing_axes)
@@ -487,7 +489,7 @@ def _register_transform_batching() -> None:
     """Batching entries for the transform API called inside vmap (jvp, vjp, stop_gradient):
     the rules live below the API, so the API hands its functions to them."""
     from redraft import transforms
-    from redraft.compiler.transforms.batch_rules import transforms as transform_rules
+    from redraft.compiler.transforms.batch.rules import transforms as transform_rules
     transform_rules.register(transforms)
 
 

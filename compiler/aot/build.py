@@ -188,7 +188,7 @@ def _link(out, prefix, objects_by_entry, functions, machine, log):
 def _emit_source(out: pathlib.Path, module: str, exports: list[Export]) -> pathlib.Path:
     """DIR/<module>_source.py: the Core source redraft compiled for every export."""
     from redraft.compiler.core.printer import print_function
-    from redraft.compiler.transforms.callable_core import core_of
+    from redraft.compiler.transforms.calls.callable_core import core_of
     title = (f"The transformed Core source of every export of {module} "
              "(written by `redraft build --emit-source`).")
     parts = [f'"""{title}"""\n']

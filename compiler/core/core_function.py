@@ -1,11 +1,28 @@
 """A Core function redraft made itself (no Python source) as a Python value: callable, and
-transformable by the protocol the transforms read (`__redraft_transformable__`)."""
+transformable by the one protocol the transforms read.
+
+The protocol: an object whose Core redraft knows has a method `__redraft_transformable__()`
+returning that Core (an ir.Function); every transform, staging and specialisation read a
+callable's Core through it before reading its source. A CoreFunction, a loaded generated
+function (compiler/core/loader.py), a transformed or jitted function and a specialised one
+carry it."""
 from __future__ import annotations
 
 import inspect
 from typing import Callable
 
 from redraft.compiler.core.loader import load
+
+
+def carries_core(obj) -> bool:
+    """Whether `obj` carries its Core (the protocol above)."""
+    return hasattr(obj, "__redraft_transformable__")
+
+
+def carried_core(obj):
+    """The Core `obj` carries, or None when it carries none."""
+    method = getattr(obj, "__redraft_transformable__", None)
+    return method() if method is not None else None
 
 
 class CoreFunction:

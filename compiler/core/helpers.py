@@ -1,7 +1,7 @@
 """Runtime helpers that Core code calls where Python syntax has no single operation.
 
 Each is a small pure function. Those that touch differentiable values have rules in
-compiler/transforms/rules/, like any other operation.
+compiler/transforms/ad/rules/, like any other operation.
 """
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def tree_index(xs, i):
 def tree_index_add(xs, i, g):
     """Zeros shaped like xs with g added at step i (the cotangent of tree_index)."""
     from redraft.runtime.pytree import tree_map
-    from redraft.compiler.transforms.ad_helpers import zeros_like
+    from redraft.compiler.transforms.runtime.ad import zeros_like
     return tree_map(lambda z, gi: z.at[i].add(gi), zeros_like(xs), g)
 
 

@@ -91,7 +91,7 @@ def load(fn: ir.Function, header: str = "") -> types.FunctionType:
     exec(code, module_globals)
     LINE_ORIGINS[str(path)] = origins
     out = module_globals[fn.name]
-    out.__redraft_core__ = fn
+    out.__redraft_transformable__ = lambda: fn  # the Core it was printed from
     out.__redraft_source__ = text
     return out
 

@@ -77,27 +77,6 @@ def read_names(node) -> set[str]:
             and isinstance(n.ctx, gast.Load)}
 
 
-def lift(parent, node, name: str) -> LocalFunction:
-    """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`."""
-    from redraft.compiler.frontend.normalize import Lowering
-    from redraft.compiler.frontend.ssa import to_ssa
-    from redraft.compiler.core.core_function import CoreFunction
-    own_params = [a.id for a in list(getattr(node.args, "posonlyargs", []))
-                  + list(node.args.args)]
-    body = node.body if isinstance(node.body, list) else [node.body]
-    own_locals = set(own_params) | assigned_names(body)
-    reads = set().union(*(read_names(s) for s in body))
-    captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions)
-                      - set(parent.known))
-    for other in reads & set(parent.local_functions):  # a sibling's captures pass through
-        captured = sorted(set(captured) | set(parent.local_functions[other].captured))
-    lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
-    from redraft.compiler.transforms.static_calls import fold_static_calls
-    core = fold_static_calls(to_ssa(lowering.run(), coalesce=False))
-    local = LocalFunction(name, CoreFunction(core), tuple(captured))
-    return local
-
-
 def closure_call(local: LocalFunction) -> ir.Call:
     """The Core expression making `local`'s value at run time (a Closure)."""
     return ir.Call(ir.Ref(closure, "closure"), (ir.Ref(local.function, local.name),)

@@ -19,9 +19,12 @@ from dataclasses import dataclass
 import gast
 
 from redraft.compiler.core import ir
-from redraft.compiler.frontend import call_shape, control_flow, jumps, local_functions, methods
+from redraft.compiler.core.core_function import CoreFunction
+from redraft.compiler.frontend import (call_shape, control_flow, jumps, local_functions, methods,
+                                       specialise, static_calls)
 from redraft.compiler.frontend.source import (ParsedFunction, SourceUnavailableError,
                                               parse_function)
+from redraft.compiler.frontend.ssa import to_ssa
 from redraft.runtime.errors import RedraftError
 
 
@@ -88,11 +91,11 @@ def lower_function(fn, shape: call_shape.CallShape | None = None,
     from redraft.compiler.tracing.trace import log_path
     log_path(fn, "source")
     lowering = Lowering(fn, parsed, shape)
-    from redraft.compiler.transforms.callees import CalledAs
     fixed = {k: v for k, v in (known or {}).items()
              if k in lowering.params and k not in _assigned_names(parsed.node)}
-    lowering.known = {k: v for k, v in fixed.items() if not isinstance(v, CalledAs)}
-    lowering.called_types = {k: v.cls for k, v in fixed.items() if isinstance(v, CalledAs)}
+    called_as = specialise.CalledAs
+    lowering.known = {k: v for k, v in fixed.items() if not isinstance(v, called_as)}
+    lowering.called_types = {k: v.cls for k, v in fixed.items() if isinstance(v, called_as)}
     return lowering.run()
 
 
@@ -335,7 +338,7 @@ class Lowering:
         if (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
                 and isinstance(node.value, gast.Lambda)):
             name = node.targets[0].id  # `f = lambda x: ...` is a local def
-            self.local_functions[name] = local_functions.lift(self, node.value, name)
+            self.local_functions[name] = lift(self, node.value, name)
             return
         if len(node.targets) != 1:
             value = self.expr(node.value, out)
@@ -599,7 +602,6 @@ class Lowering:
     def constant_functions(self, node) -> tuple | list | None:
         """The value of `node` when it is a name or attribute known when the source is
         read that holds a tuple or list of function values, else None."""
-        from redraft.compiler.transforms.callees import is_function_value
         if not isinstance(node, (gast.Name, gast.Attribute)):
             return None
         if isinstance(node, gast.Name) and node.id in self.locals and node.id not in self.known:
@@ -612,7 +614,7 @@ class Lowering:
         if scratch or not isinstance(atom, ir.Ref) or not isinstance(atom.value, (tuple, list)):
             return None
         value = atom.value
-        return value if value and any(is_function_value(v) for v in value) else None
+        return value if value and any(specialise.is_function_value(v) for v in value) else None
 
     def builtin_iterator(self, node) -> str | None:
         """'enumerate' or 'zip' if `node` calls that builtin (as a loop reads it by index)."""
@@ -746,7 +748,7 @@ class Lowering:
                             "functions: define it at module level")
         if node.args.defaults:
             self.fail(node, "local functions with default arguments are not supported yet")
-        self.local_functions[node.name] = local_functions.lift(self, node, node.name)
+        self.local_functions[node.name] = lift(self, node, node.name)
 
     # ---- expressions --------------------------------------------------------------------------
     def expr(self, node, out: list, target: str | None = None) -> ir.Atom:
@@ -995,7 +997,7 @@ class Lowering:
         derivative: the first is `f_jvp(x, v)` -> (out, out_dot); the second is
         (f(x), partial(f_bwd, x)), whose vjp_fun call is `f_bwd(x, ct)`. So transforms of
         the enclosing function see derivative code, never redraft's own Python."""
-        from redraft.compiler.transforms import callees, static_calls
+        from redraft.compiler.transforms.calls import callees
         if node.keywords or any(isinstance(a, gast.Starred) for a in node.args) or not (
                 isinstance(node.func, (gast.Name, gast.Attribute)) and len(node.args) >= 2):
             return None
@@ -1019,7 +1021,7 @@ class Lowering:
         target, extra = f.value, ()
         if isinstance(target, local_functions.LocalFunction):
             target, extra = target.function, tuple(ir.Var(n) for n in target.captured)
-        elif not callees.is_function_value(target) or callees.needs_specialising(target):
+        elif not specialise.is_function_value(target) or specialise.needs_specialising(target):
             return None  # (*args, **kwargs: specialised on the call's shape when it runs)
         if kind == "jvp":
             primals = tuple(self.expr(e, out) for e in node.args[1].elts)
@@ -1040,7 +1042,6 @@ class Lowering:
         """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures
         locals, with constant other arguments: made now (static_calls.construct_closure) as
         a local function capturing the same values, so that calling it passes them."""
-        from redraft.compiler.transforms import static_calls
         if not (isinstance(fn, ir.Ref) and fn.value in static_calls.STATIC_CONSTRUCTORS
                 and star is None and args and isinstance(args[0], ir.Ref)
                 and isinstance(args[0].value, local_functions.LocalFunction)
@@ -1126,7 +1127,6 @@ class Lowering:
     def shaped_call(self, node, fn: ir.Ref, args: list, kwargs: list) -> ir.Call:
         """A call of a function with *args, **kwargs or keyword-only parameters: a call of
         its specialisation on this call's shape, every argument positional."""
-        from redraft.compiler.transforms.callees import shaped
 
         def default(name, value):
             return _ref_or_const(value, f"{name}_default")
@@ -1135,7 +1135,7 @@ class Lowering:
             shape, flat = call_shape.bind(fn.value, list(args), dict(kwargs), default)
         except TypeError as e:
             self.fail(node, str(e))
-        target = shaped(fn.value, shape)
+        target = specialise.shaped(fn.value, shape)
         return ir.Call(ir.Ref(target, fn.path.split(".")[-1]), tuple(flat))
 
     def control_flow(self, node, out):
@@ -1205,7 +1205,7 @@ class Lowering:
 
     def expr_Lambda(self, node, out):
         name = self.fresh_local("lambda_")
-        local = local_functions.lift(self, node, name)
+        local = lift(self, node, name)
         self.local_functions[name] = local
         return ir.Ref(local, name)
 
@@ -1216,7 +1216,7 @@ class Lowering:
 def _user_function_that_gathers(value) -> bool:
     """A function of the user's (not redraft's own library, not an operation with rules)
     with *args, **kwargs or keyword-only parameters: its calls are specialised."""
-    from redraft.compiler.transforms.registry import rules_for
+    from redraft.compiler.transforms.ad.registry import rules_for
     module = getattr(value, "__module__", "") or ""
     return (call_shape.gathers(value) and not module.startswith("redraft.")
             and rules_for(value) is None)
@@ -1293,15 +1293,30 @@ def _known_ref(value, name: str) -> ir.Atom:
     return _ref_or_const(value, f"{name}_value")
 
 
+def lift(parent: "Lowering", node, name: str) -> local_functions.LocalFunction:
+    """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`."""
+    own_params = [a.id for a in list(getattr(node.args, "posonlyargs", []))
+                  + list(node.args.args)]
+    body = node.body if isinstance(node.body, list) else [node.body]
+    own_locals = set(own_params) | local_functions.assigned_names(body)
+    reads = set().union(*(local_functions.read_names(s) for s in body))
+    captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions)
+                      - set(parent.known))
+    for other in reads & set(parent.local_functions):  # a sibling's captures pass through
+        captured = sorted(set(captured) | set(parent.local_functions[other].captured))
+    lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
+    core = specialise.fold_static_calls(to_ssa(lowering.run(), coalesce=False))
+    return local_functions.LocalFunction(name, CoreFunction(core), tuple(captured))
+
+
 def _known_item(container, key):
     """container[key] when it is a function value (folded when the source is read), else
     None (data items stay run-time reads)."""
-    from redraft.compiler.transforms.callees import is_function_value
     try:
         item = container[key]
     except (KeyError, IndexError, TypeError):
         return None
-    return item if is_function_value(item) else None
+    return item if specialise.is_function_value(item) else None
 
 
 def _key_name(key) -> str:
@@ -1313,3 +1328,6 @@ def _ref_or_const(value, name: str) -> ir.Atom:
     if isinstance(value, (int, float, bool, complex, str, type(None))):
         return ir.Const(value)
     return ir.Ref(value, name)
+
+
+specialise.install_lowering(lower_function)

@@ -140,7 +140,7 @@ class Interpreter:
                 kwargs.values())):
             return values.StagedString(fn.__self__, args, kwargs)
         if not kwargs and hasattr(fn, "__redraft_rewrap__"):  # grad(f)(model, x), and so on
-            from redraft.compiler.transforms.callees import specialise_deep
+            from redraft.compiler.frontend.specialise import specialise_deep
             fn = specialise_deep(fn, tuple(args))
         core = values.core_to_interpret(fn)
         if core is not None and not kwargs:

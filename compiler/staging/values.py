@@ -211,7 +211,7 @@ class StagedString:
 def core_to_interpret(fn):
     """The Core of `fn` if staging should interpret it (the user's functions, generated
     ones, jitted ones), else None (library functions run as they are)."""
-    from redraft.compiler.transforms.transform_cache import TRANSFORM_CACHE
+    from redraft.compiler.transforms.cache import TRANSFORM_CACHE
     return TRANSFORM_CACHE.get(fn, "staging", lambda: _find_core(fn))
 
 
@@ -226,12 +226,12 @@ def register_transparent(cls: type, inner: Callable) -> None:
 
 
 def _find_core(fn):
-    from redraft.compiler.transforms.callable_core import core_of
+    from redraft.compiler.transforms.calls.callable_core import core_of
     for cls in type(fn).__mro__:
         if cls in _TRANSPARENT:
             fn = _TRANSPARENT[cls](fn)
             break
-    if hasattr(fn, "__redraft_transformable__") or hasattr(fn, "__redraft_core__"):
+    if hasattr(fn, "__redraft_transformable__"):
         return core_of(fn)
     if not isinstance(fn, types.FunctionType):
         return None

@@ -25,7 +25,7 @@ def _is_redraft(value) -> bool:
 
 
 def _has_rules(value) -> bool:
-    from redraft.compiler.transforms.registry import rules_for
+    from redraft.compiler.transforms.ad.registry import rules_for
     try:
         return rules_for(value) is not None
     except TypeError:
@@ -100,7 +100,7 @@ def _readable(fn: types.FunctionType) -> bool:
 
 
 def _is_transformed(value) -> bool:
-    return hasattr(value, "__redraft_transformable__") or hasattr(value, "__redraft_core__")
+    return hasattr(value, "__redraft_transformable__")
 
 
 class TracingGlobals(dict):

@@ -8,8 +8,8 @@ import operator
 
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.methods import STATIC_ATTRIBUTES
-from redraft.compiler.transforms import ad_helpers
-from redraft.compiler.transforms.registry import OpRules, rules_for
+from redraft.compiler.transforms.runtime import ad
+from redraft.compiler.transforms.ad.registry import OpRules, rules_for
 from redraft.runtime.errors import RedraftError
 
 ADD = ir.Ref(operator.add, "+")
@@ -22,8 +22,8 @@ class TransformError(RedraftError, TypeError):
 
 
 def helper(name: str) -> ir.Ref:
-    """Ref to `ad.<name>` (compiler/transforms/ad_helpers.py) as generated code spells it."""
-    return ir.Ref(getattr(ad_helpers, name), f"ad.{name}", ad_helpers)
+    """Ref to `ad.<name>` (compiler/transforms/runtime/ad.py) as generated code spells it."""
+    return ir.Ref(getattr(ad, name), f"ad.{name}", ad)
 
 
 def where(origin: ir.Origin | None) -> str:
@@ -203,7 +203,7 @@ def broadcasting_simplifier(bound: dict[str, ir.Atom], param: str):
     def simplify(call: ir.Call):
         if not trivial or not isinstance(call.fn, ir.Ref):
             return None
-        if call.fn.value in (ad_helpers.unbroadcast, ad_helpers.broadcast_like):
+        if call.fn.value in (ad.unbroadcast, ad.broadcast_like):
             return call.args[0]
         return None
 
@@ -269,11 +269,10 @@ def positional_args(call: ir.Call, origin) -> tuple[ir.Atom, ...]:
 def is_transformable_callable(value) -> bool:
     import types
     import functools
-    from redraft.compiler.transforms.custom import is_custom
+    from redraft.compiler.transforms.calls.custom import is_custom
     return (isinstance(value, (types.FunctionType, functools.partial))
             or (isinstance(value, types.MethodType)
                 and isinstance(value.__func__, types.FunctionType))
-            or hasattr(value, "__redraft_core__")
             or hasattr(value, "__redraft_transformable__") or is_custom(value))
 
 

@@ -120,10 +120,11 @@ class _Liveness:
 def _removable(s: ir.Assign) -> bool:
     """Whether dropping `s` (when its targets are dead) changes nothing: every Core
     expression is pure except the calls that exist only to check (and raise)."""
-    from redraft.compiler.transforms import lax_ad_helpers, vmap_shapes
+    from redraft.compiler.transforms.runtime import lad
+    from redraft.compiler.transforms.runtime.vm import shapes as vm_shapes
     e = s.expr
     return not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and any(
-        e.fn.value is check for check in (lax_ad_helpers.refuse_if, vmap_shapes.axis_size)))
+        e.fn.value is check for check in (lad.refuse_if, vm_shapes.axis_size)))
 
 
 def _without(body: list[ir.Stmt], dead: set[int]) -> list[ir.Stmt]:
@@ -267,7 +268,7 @@ def _binds_by_name(fn) -> bool:
     public functions (users call them with keywords), and helpers with no batching rule of
     their own (vmap transforms their source). An internal helper's own batching rule may
     read its arguments by position."""
-    from redraft.compiler.transforms.batching import batch_entry
+    from redraft.compiler.transforms.batch.batching import batch_entry
     module = getattr(fn, "__module__", "") or ""
     if module.startswith(("redraft.numpy", "redraft.lax")):
         return True

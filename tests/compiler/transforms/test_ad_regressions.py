@@ -12,7 +12,7 @@ arithmetic has no derivative), and log1p(exp(x)) has its true derivative at over
 """
 import numpy as np
 import pytest
-from redraft.compiler.transforms import callees
+from redraft.compiler.transforms.calls import callees
 
 import redraft
 import redraft.numpy as jnp

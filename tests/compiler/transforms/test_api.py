@@ -156,6 +156,26 @@ def test_value_and_grad():
     close(gy, 2 * X * X)
 
 
+def test_value_and_grad_runs_the_forward_pass_once(monkeypatch):
+    """value_and_grad is one generated function (forward, seed, backward) run once: the
+    function is not run again for its value, nor a vjp seeded from outside."""
+    from redraft import transforms
+    from redraft.compiler.transforms.calls import callees
+    made, ran = [], []
+    vjp_of = callees.vjp_of
+    monkeypatch.setattr(callees, "vjp_of", lambda fn, mask, mode, *rest:
+                        made.append(mode) or vjp_of(fn, mask, mode, *rest))
+    monkeypatch.setattr(transforms, "fun_primal", lambda fn: ran.append(fn) or fn)
+    value, g = redraft.value_and_grad(cube_sum)(X)
+    close(value, np.sum(X ** 3))
+    close(g, 3 * X ** 2)
+    assert made == ["value_and_grad"] and ran == []
+    source = callees.vjp_of(cube_sum, (True,), "value_and_grad").fn.__redraft_source__
+    assert "ad.grad_seed(" in source
+    with pytest.raises(TypeError, match="scalar output"):
+        redraft.value_and_grad(lambda x: x * 2.0)(X)
+
+
 def test_pytrees_in_and_out_of_grad():
     params = {"W": M, "b": X}
     g = redraft.grad(tree_loss)(params)

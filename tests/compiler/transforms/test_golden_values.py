@@ -1,6 +1,6 @@
 """Golden files of the source redraft emits for functions specialised on Python values:
 *args spread to a call's arity, a functools.partial, and a function-valued argument held
-by identity (compiler/transforms/callees.py). Run with REDRAFT_UPDATE_GOLDEN=1 to rewrite
+by identity (compiler/frontend/specialise.py). Run with REDRAFT_UPDATE_GOLDEN=1 to rewrite
 them; otherwise the output is compared with golden/values_*.py.txt."""
 import ast
 import os
@@ -13,7 +13,7 @@ import pytest
 
 import redraft
 import redraft.numpy as jnp
-from redraft.compiler.transforms import callees
+from redraft.compiler.frontend import specialise
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -36,7 +36,7 @@ W = np.array([[1.0, -0.5], [0.3, 0.8]], np.float32)
 
 def star_args():
     """poly(x, *coeffs) for a call with three coefficients: flat parameters."""
-    return callees.specialise_call(poly, (np.float32(1.5), 1.0, -2.0, 0.5), {})[0], 0
+    return specialise.specialise_call(poly, (np.float32(1.5), 1.0, -2.0, 0.5), {})[0], 0
 
 
 def partial_function():
@@ -46,7 +46,7 @@ def partial_function():
 
 def function_argument():
     """apply_fn specialised on f = jnp.tanh: the call through f is a call of tanh."""
-    return callees.bound(apply_fn, ((0, jnp.tanh),)), 1
+    return specialise.bound(apply_fn, ((0, jnp.tanh),)), 1
 
 
 CASES = {"star_args": star_args, "partial": partial_function,

@@ -10,12 +10,12 @@ import inspect
 import operator
 
 import redraft.compiler.ir.ssa  # declares the IR-level primitives too
-import redraft.compiler.transforms.rules  # noqa: F401  (registers every rule)
+import redraft.compiler.transforms.ad.rules  # noqa: F401  (registers every rule)
 from redraft import lax
 from redraft.compiler import primitives
 from redraft.compiler.core import helpers
 from redraft.compiler.primitives.random import random_sample
-from redraft.compiler.transforms.registry import rules_for
+from redraft.compiler.transforms.ad.registry import rules_for
 
 X = ("x",)
 XY = ("x", "y")

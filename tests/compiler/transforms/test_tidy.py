@@ -8,8 +8,8 @@ import redraft
 import redraft.numpy as jnp
 from redraft.compiler.core import ir
 from redraft.compiler.core.printer import print_function
-from redraft.compiler.transforms import ad_helpers as ad
-from redraft.compiler.transforms import lax_ad_helpers as lad
+from redraft.compiler.transforms.runtime import ad
+from redraft.compiler.transforms.runtime import lad
 from redraft.compiler.transforms.tidy import (coalesce_copies, keyword_flags,
                                               remove_dead_code, renumber_temporaries, tidy)
 

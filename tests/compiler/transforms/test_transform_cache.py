@@ -6,8 +6,8 @@ import numpy as np
 
 import redraft
 import redraft.numpy as jnp
-from redraft.compiler.transforms.transform_cache import (TRANSFORM_CACHE, IdentityTable,
-                                                         TransformCache, closure_state)
+from redraft.compiler.transforms.cache import (TRANSFORM_CACHE, IdentityTable, TransformCache,
+                                               closure_state)
 
 
 class _EqualToEverything:

@@ -3,14 +3,14 @@ reason it cannot batch), and every helper batched code calls can itself be batch
 (nested vmap) and differentiated (grad of vmap)."""
 import inspect
 
-import redraft.compiler.transforms.rules  # noqa: F401  (registers the AD rules)
+import redraft.compiler.transforms.ad.rules  # noqa: F401  (registers the AD rules)
 from redraft.compiler.frontend.normalize import lower_function
-from redraft.compiler.transforms import batch_types as bt
-from redraft.compiler.transforms import vmap  # noqa: F401  (registers the batching rules)
-from redraft.compiler.transforms import vmap_helpers as vm
-from redraft.compiler.transforms.batch_rules.products import batched_subscripts
-from redraft.compiler.transforms.batching import BATCH_RULES, batch_entry
-from redraft.compiler.transforms.registry import RULES, rules_for
+from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.batch import vmap  # noqa
+from redraft.compiler.transforms.runtime import vm
+from redraft.compiler.transforms.batch.rules.products import batched_subscripts
+from redraft.compiler.transforms.batch.batching import BATCH_RULES, batch_entry
+from redraft.compiler.transforms.ad.registry import RULES, rules_for
 
 import redraft.numpy as jnp
 from redraft import lax
@@ -67,7 +67,7 @@ def test_every_helper_batched_code_calls_batches_again_and_differentiates():
 
 def test_helpers_that_count_batch_axes_count_one_more_when_nested():
     from redraft.compiler.core import ir
-    from redraft.compiler.transforms.batching import RuleCall
+    from redraft.compiler.transforms.batch.batching import RuleCall
     call = ir.Call(ir.Ref(vm.shape, "vm.shape"), (ir.Var("x"), ir.Const(1)))
 
     class Ctx:

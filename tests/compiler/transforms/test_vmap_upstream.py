@@ -3,7 +3,7 @@ these functions must behave as the Python does; when a fix lands, the xfail fail
 import numpy as np
 import pytest
 from redraft.compiler.core.loader import load
-from redraft.compiler.transforms.callable_core import core_of
+from redraft.compiler.transforms.calls.callable_core import core_of
 
 import redraft.numpy as jnp
 

@@ -343,10 +343,10 @@ def hvp_gjvp(case: Case) -> Outcome:
 def emit(case: Case) -> Outcome:
     """The emitted grad, jvp and vmap source, written to a file and run, against the
     transforms themselves."""
-    from redraft.compiler.transforms import callees
-    from redraft.compiler.transforms import batch_types as bt
-    from redraft.compiler.transforms.callable_core import core_of
-    from redraft.compiler.transforms.vmap_wrapper import spec_type, wrapper_of
+    from redraft.compiler.transforms.calls import callees
+    from redraft.compiler.transforms.batch import batch_types as bt
+    from redraft.compiler.transforms.calls.callable_core import core_of
+    from redraft.compiler.transforms.batch.vmap_wrapper import spec_type, wrapper_of
     f, args = case.f32, case.args32()
     text = redraft.emit(f, "grad", argnums=(0, 1))
     made = callees.vjp_of(f, (True, True), "grad", False, False).fn

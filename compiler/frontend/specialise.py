@@ -1,0 +1,338 @@
+"""Functions specialised for one call, so that reading a call reads a plain function.
+
+A call whose shape the callee gathers (*args, **kwargs, keyword-only parameters) becomes a
+call of `fn` specialised on that shape (Shaped); a call passing function values (a loss to a
+training step, a method's self) becomes a call of `fn` specialised on them (Bound), whose
+Core calls those functions directly. Both read `fn`'s source again through the frontend's
+lowering, which compiler/frontend/normalize.py installs here at import (it calls this
+module, so this module does not import it).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from redraft.compiler.core import ir
+from redraft.compiler.frontend.ssa import to_ssa
+from redraft.compiler.frontend.static_calls import fold_constructors
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state, identity
+
+_LOWERING: list[Callable] = []  # normalize.lower_function
+
+
+def install_lowering(lower_function: Callable) -> None:
+    """The frontend's `lower_function(fn, shape=None, known=None) -> Core`, installed by
+    compiler/frontend/normalize.py when it is imported."""
+    _LOWERING[:] = [lower_function]
+
+
+def _lower(fn, *args, **kwargs) -> ir.Function:
+    return _LOWERING[0](fn, *args, **kwargs)
+
+# ---- functions specialised on the shape of a call (*args, **kwargs, keyword-only) ---------------
+
+class Shaped:
+    """`fn`, whose signature gathers arguments, specialised on one call shape: it takes
+    every argument by position (compiler/frontend/call_shape.py gives the order), and its
+    Core is the desugared source of `fn`, so every transform reads it as any function."""
+
+    def __init__(self, fn, shape):
+        import inspect
+        from redraft.compiler.frontend.call_shape import flat_names
+        self.fn = fn
+        self.shape = shape
+        self.__name__ = getattr(fn, "__name__", "f")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY)
+             for n in flat_names(fn, shape)])
+        self._core = None
+
+    def __call__(self, *flat):
+        from redraft.compiler.frontend.call_shape import unflatten
+        args, kwargs = unflatten(self.fn, self.shape, flat)
+        return self.fn(*args, **kwargs)
+
+    def __redraft_transformable__(self):
+        if self._core is None:
+            self._core = fold_static_calls(to_ssa(_lower(self.fn, self.shape),
+                                                  coalesce=False))
+        return self._core
+
+    def __repr__(self) -> str:
+        return f"<redraft {self.__name__} for {self.shape}>"
+
+
+
+
+def shaped(fn, shape) -> Shaped:
+    """The one specialisation of `fn` on call shape `shape` (cached, so that transforms of
+    it are cached too)."""
+    return TRANSFORM_CACHE.get(fn, ("shaped", code_state(fn), shape), lambda: Shaped(fn, shape))
+
+
+
+
+def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple] | None:
+    """(callable taking positional arguments only, those arguments) for `fn(*args,
+    **kwargs)` when the code that runs gathers arguments (*args, **kwargs, keyword-only
+    parameters), directly or under transforms (grad(f), jit(f), vmap(f) re-made around
+    f's specialisation), with where each argument came from (call_shape.bind_with_kinds);
+    None when it does not, and ordinary binding applies."""
+    from redraft.compiler.frontend import call_shape
+    inner = getattr(fn, "__redraft_inner__", None)
+    if inner is not None and hasattr(fn, "__redraft_rewrap__"):
+        found = specialise_call(inner, args, kwargs)
+        if found is None:
+            return None
+        target, flat, kinds = found
+        made = TRANSFORM_CACHE.get(fn, ("rewrapped", identity(target), tuple(kinds)),
+                                   lambda: fn.__redraft_rewrap__(target, tuple(kinds)))
+        return made, flat, kinds
+    if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
+        return None  # (a function whose Core redraft made takes its arguments as they are)
+    shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
+                                                   lambda name, value: value)
+    shape = call_shape.with_structure(fn, shape, flat)
+    return shaped(fn, shape), tuple(flat), tuple(kinds)
+
+
+def needs_specialising(fn) -> bool:
+    """Whether specialise_call can apply to `fn` (it or what it transforms gathers)."""
+    from redraft.compiler.frontend.call_shape import specialises
+    while hasattr(fn, "__redraft_rewrap__"):
+        fn = getattr(fn, "__redraft_inner__", None)
+    return (fn is not None and specialises(fn)
+            and not hasattr(fn, "__redraft_transformable__"))
+
+
+# ---- functions specialised on Python values (function arguments, a method's self) ---------------
+
+def is_function_value(value) -> bool:
+    """Whether `value` is a function value that specialisation holds by identity: a plain
+    function, lambda, partial, bound method, builtin, transformed or jitted function, or
+    custom_jvp/custom_vjp object (an array, a container or a class is not)."""
+    import functools
+    import types
+    from redraft.compiler.frontend.local_functions import Closure, LocalFunction
+    from redraft.compiler.transforms.calls.custom import is_custom
+    if isinstance(value, type):
+        return False
+    return (isinstance(value, (types.FunctionType, types.BuiltinFunctionType,
+                               types.MethodType, functools.partial, LocalFunction, Closure))
+            or is_custom(value) or hasattr(value, "__redraft_transformable__"))
+
+
+class Bound:
+    """`fn` specialised on the values of some of its parameters (a function argument, the
+    static arguments of a jitted function, a bound method's self): its Core reads those
+    parameters as constants, so a call through a function argument is a call of that
+    function, transformed as any other. With `drop`, the known parameters leave the
+    signature (a bound method is called without self); otherwise callers still pass them."""
+
+    def __init__(self, fn, known: tuple[tuple[int, object], ...], drop: bool = False):
+        import inspect
+        self.fn = fn
+        self.known = known
+        self.drop = drop
+        self.__name__ = getattr(fn, "__name__", "f")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        sig = inspect.signature(fn)
+        if drop:
+            positions = {i for i, _ in known}
+            sig = sig.replace(parameters=[p for i, p in enumerate(sig.parameters.values())
+                                          if i not in positions])
+        self.__signature__ = sig
+        self._core = None
+
+    def __call__(self, *args, **kwargs):
+        if self.drop:
+            full = list(args)
+            for i, v in sorted(self.known):
+                full.insert(i, v)
+            return self.fn(*full, **kwargs)
+        return self.fn(*args, **kwargs)
+
+    def __redraft_transformable__(self):
+        if self._core is None:
+            import inspect
+            names = list(inspect.signature(self.fn).parameters)
+            known = {names[i]: v for i, v in self.known if i < len(names)}
+            core = _lower(self.fn, known=known)
+            if self.drop:
+                core = ir.Function(core.name, tuple(p for p in core.params if p not in known),
+                                   core.body, core.defaults, core.filename, core.firstline,
+                                   core.doc, core.meta)
+            self._core = fold_static_calls(to_ssa(core, coalesce=False))
+        return self._core
+
+    def __repr__(self) -> str:
+        return f"<redraft {self.__name__} specialised on {dict(self.known)!r}>"
+
+
+
+
+def bound(fn, known: tuple[tuple[int, object], ...], drop: bool = False) -> Bound:
+    """The one Bound of `fn` on these values (by identity, cached: transforms of it are
+    cached too; the entry keeps the values alive while their ids are in its key)."""
+    values = tuple((i, identity(v)) for i, v in known)
+    return TRANSFORM_CACHE.get(fn, ("bound", code_state(fn), values, drop),
+                               lambda: Bound(fn, known, drop))
+
+
+def _source_function(fn) -> bool:
+    """Whether transforms read `fn`'s own source (a plain Python function of the user's)."""
+    import types
+    from redraft.compiler.transforms.calls.custom import is_custom
+    from redraft.compiler.transforms.ad.registry import rules_for
+    return (isinstance(fn, types.FunctionType) and not is_custom(fn)
+            and rules_for(fn) is None and not hasattr(fn, "__redraft_transformable__")
+            and not (getattr(fn, "__module__", "") or "").startswith("redraft"))
+
+
+def specialise_on_values(fn, args: tuple):
+    """`fn` for a call with positional `args`: Bound on its function-valued arguments (and
+    a jitted function's static ones) when there are any, else `fn` itself."""
+    statics: tuple = ()
+    target = fn
+    static = getattr(fn, "static", None)
+    if type(fn).__name__ == "Jitted" and static and _source_function(fn.fun):
+        target = fn.fun
+        statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
+    if not _source_function(target):
+        return fn
+    known = dict(statics)
+    for i, a in enumerate(args):
+        if i not in known and is_function_value(a):
+            known[i] = a
+        elif i not in known and _callable_object(a):
+            known[i] = called_as(type(a))
+    if not known:
+        return fn
+    return bound(target, tuple(sorted(known.items(), key=lambda kv: kv[0])))
+
+
+class CalledAs:
+    """A parameter's known class, whose `__call__` a call through the parameter calls (a
+    model object registered as a pytree: its fields stay values, its method is known)."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def __repr__(self) -> str:
+        return f"<an instance of {self.cls.__qualname__}>"
+
+
+_CALLED_AS: dict[type, CalledAs] = {}
+
+
+def called_as(cls: type) -> CalledAs:
+    hit = _CALLED_AS.get(cls)
+    if hit is None:
+        hit = _CALLED_AS[cls] = CalledAs(cls)
+    return hit
+
+
+def _callable_object(value) -> bool:
+    """An instance of a user's class whose Python `__call__` redraft can read."""
+    import types
+    call = getattr(type(value), "__call__", None)
+    return (not isinstance(value, type) and isinstance(call, types.FunctionType)
+            and not (getattr(type(value), "__module__", "") or "").startswith("redraft"))
+
+
+def specialise_deep(fn, args: tuple):
+    """specialise_on_values through transform wrappers: grad(f) called with a function
+    value (or a model object) is grad(f specialised), re-made around it and cached."""
+    inner = getattr(fn, "__redraft_inner__", None)
+    if getattr(fn, "static", None) or inner is None or not hasattr(fn, "__redraft_rewrap__"):
+        return specialise_on_values(fn, args)
+    target = specialise_deep(inner, args)
+    if target is inner:
+        return fn
+    kinds = ("position",) * len(args)
+    return TRANSFORM_CACHE.get(fn, ("rewrapped", identity(target), kinds),
+                               lambda: fn.__redraft_rewrap__(target, kinds))
+
+
+
+
+def bound_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
+    """A custom_vjp function specialised on function-valued arguments (a fixed-point
+    solver's map): its function, fwd and bwd rules each Bound on them (bwd receives the
+    nondiff arguments first), so every transform of the rules calls the known function."""
+    values = tuple((i, identity(v)) for i, v in known)
+    return TRANSFORM_CACHE.get(fn, ("bound custom_vjp", values),
+                               lambda: _bind_custom_vjp(fn, known))
+
+
+def _bind_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
+    from redraft.compiler.transforms.calls.custom import custom_vjp
+    if fn.fwd is None or fn.bwd is None or not all(
+            _source_function(f) for f in (fn.fun, fn.fwd, fn.bwd)):
+        return fn
+    n = len(inspect_params(fn.fun))
+    nondiff = sorted(i % n for i in fn.nondiff_argnums)
+    made = custom_vjp(bound(fn.fun, known), nondiff_argnums=fn.nondiff_argnums)
+    bwd_known = tuple((nondiff.index(i), v) for i, v in known if i in nondiff)
+    made.defvjp(bound(fn.fwd, known), bound(fn.bwd, bwd_known) if bwd_known else fn.bwd)
+    return made
+
+
+def inspect_params(fn) -> tuple[str, ...]:
+    import inspect
+    return tuple(inspect.signature(fn).parameters)
+
+
+# ---- calls of known functions with function arguments ----------------------------------------
+
+def fold_static_calls(fn: ir.Function) -> ir.Function:
+    """`fn` with calls of constructed function values resolved
+    (compiler/frontend/static_calls.py), and calls that pass a known function to a user's function made calls of that function
+    specialised on it (bind_function_arguments)."""
+    return bind_function_arguments(fold_constructors(fn))
+
+
+def bind_function_arguments(fn: ir.Function) -> ir.Function:
+    """`apply_fn(jnp.tanh, x)` -> `apply_fn_bound(jnp.tanh, x)`: a call of a user's function
+    with function values among its arguments calls that function specialised on them
+    (Bound), whose Core calls them directly, so every transform follows."""
+    from redraft.compiler.transforms.calls.custom import custom_vjp
+
+    def fix(e):
+        if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.star_args is None
+                and (_source_function(e.fn.value)
+                     or isinstance(e.fn.value, custom_vjp))):
+            return e
+        known = tuple((i, a.value) for i, a in enumerate(e.args) if isinstance(a, ir.Ref)
+                      and is_function_value(a.value))
+        if not known:
+            return e
+        if isinstance(e.fn.value, custom_vjp):
+            target = bound_custom_vjp(e.fn.value, known)
+        else:
+            target = bound(e.fn.value, known)
+        return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), e.args, e.kwargs, e.star_args)
+
+    changed = [False]
+
+    def fix_counted(e):
+        out = fix(e)
+        changed[0] |= out is not e
+        return out
+
+    body = [_map_calls(s, fix_counted) for s in fn.body]
+    if not changed[0]:
+        return fn
+    return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
+                       fn.doc, fn.meta)
+
+
+def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
+    """`s` with fix applied to the expression of every assignment and expression statement."""
+    if isinstance(s, ir.Assign):
+        return ir.Assign(s.targets, fix(s.expr), s.origin)
+    if isinstance(s, ir.ExprStmt):
+        return ir.ExprStmt(fix(s.expr), s.origin)
+    return ir.with_blocks(s, lambda b: [_map_calls(x, fix) for x in b])

@@ -1,0 +1,1 @@
+"""Automatic differentiation: forward and reverse mode, their rules."""

@@ -1,0 +1,127 @@
+"""jacfwd and jacrev as Core functions (so that hessian = jacfwd(jacrev(f)) is a transform
+of a transform).
+
+For an array argument and an array result the Jacobian is one batched computation: vmap of
+the function's jvp over the basis of the input space (jacfwd), or of its backward pass over
+the basis of the output space (jacrev). Pytrees take a loop over the basis vectors instead:
+
+    def f_jacfwd(x):
+        out = f(x)
+        if vm.is_array(x) and vm.is_array(out):
+            basis = vm.basis_rows(x)                 # one tangent per input element
+            n = ad.size(x)
+            pair = f_jvp_batched(x, basis, n)        # vmap(jvp(f)) over the tangents
+            cols = pair[1]
+            jac = vm.columns_to_jacobian(cols, out, x)
+        else:
+            pieces = []
+            for i in range(ad.size(x)):
+                e = ad.basis(x, i)
+                pair = f_jvp(x, e)
+                pieces = append(pieces, pair[1])
+            jac = ad.stack_jacobian(pieces, out, x, False)
+        return jac
+
+jacrev is the same with the backward pass `f_bwd` over the basis of `out`'s space.
+"""
+from __future__ import annotations
+
+import operator
+
+from redraft.compiler.core import helpers as core_helpers
+from redraft.compiler.core import ir
+from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.common import helper
+from redraft.compiler.transforms.tidy import tidy
+from redraft.compiler.transforms.batch.vmap_refs import vm_ref
+
+RANGE = ir.Ref(range, "range")
+APPEND = ir.Ref(core_helpers.append, "append")
+GETITEM = ir.Ref(operator.getitem, "[]")
+
+
+class _Builder:
+    """Fresh names (never a parameter's) and statements for one Jacobian function."""
+
+    def __init__(self, core: ir.Function):
+        self.taken = set(core.params)
+        self.origin = (core.filename, core.firstline)
+
+    def name(self, base: str) -> str:
+        while base in self.taken:
+            base += "_"
+        self.taken.add(base)
+        return base
+
+    def assign(self, out: list, target: str, expr: ir.Expr) -> ir.Var:
+        out.append(ir.Assign((target,), expr, self.origin))
+        return ir.Var(target)
+
+
+def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool) -> ir.Function:
+    """Core computing d f(params)/d params[argnum], shaped out.shape + x.shape."""
+    params = core.params
+    x = ir.Var(params[argnum])
+    args = tuple(ir.Var(p) for p in params)
+    mask = tuple(i == argnum for i in range(len(params)))
+    b = _Builder(core)
+    body: list[ir.Stmt] = []
+    out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
+    x_is = b.assign(body, b.name("x_is_array"), ir.Call(vm_ref("is_array"), (x,)))
+    out_is = b.assign(body, b.name("out_is_array"), ir.Call(vm_ref("is_array"), (out,)))
+    arrays = b.assign(body, b.name("arrays"), ir.Call(ir.Ref(operator.and_, "&"),
+                                                      (x_is, out_is)))
+    jac = b.name("jac")
+    batched = _batched(fn, core, b, args, x, out, mask, forward, jac)
+    looped = _looped(fn, core, b, args, x, out, mask, forward, jac)
+    body.append(ir.If(arrays, batched, looped, b.origin))
+    body.append(ir.Return(ir.Var(jac), b.origin))
+    kind = "jacfwd" if forward else "jacrev"
+    return tidy(ir.Function(f"{core.name}_{kind}", params, body, core.defaults,
+                            core.filename, core.firstline, None, ir.FunctionMeta(transform=kind)))
+
+
+def _batched(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) -> list:
+    """One call of the jvp (or backward pass) batched over the basis vectors."""
+    body: list[ir.Stmt] = []
+    basis_of = x if forward else out
+    basis = b.assign(body, b.name("basis"), ir.Call(vm_ref("basis_rows"), (basis_of,)))
+    n = b.assign(body, b.name("n"), ir.Call(helper("size"), (basis_of,)))
+    types = tuple(bt.U for _ in args) + (bt.B,)
+    if forward:
+        callee = callees.vmap_of(callees.jvp_of(fn, mask), types)
+        pair = b.assign(body, b.name("pair"), ir.Call(
+            ir.Ref(callee, f"{core.name}_jvp_batched"), args + (basis, n)))
+        cols = b.assign(body, b.name("cols"), ir.Call(GETITEM, (pair, ir.Const(1))))
+        b.assign(body, jac, ir.Call(vm_ref("columns_to_jacobian"), (cols, out, x)))
+    else:
+        callee = callees.vmap_of(callees.vjp_of(fn, mask, "bwd", single=True), types)
+        rows = b.assign(body, b.name("rows"), ir.Call(
+            ir.Ref(callee, f"{core.name}_bwd_batched"), args + (basis, n)))
+        b.assign(body, jac, ir.Call(vm_ref("rows_to_jacobian"), (rows, out, x)))
+    return body
+
+
+def _looped(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) -> list:
+    """A loop over the basis vectors (pytree arguments and results)."""
+    body: list[ir.Stmt] = []
+    basis_of = x if forward else out
+    n = b.assign(body, b.name("n"), ir.Call(helper("size"), (basis_of,)))
+    indices = b.assign(body, b.name("indices"), ir.Call(RANGE, (n,)))
+    pieces = b.assign(body, b.name("pieces"), ir.List(()))
+    i, e, piece = b.name("i"), b.name("e"), b.name("piece")
+    loop: list[ir.Stmt] = []
+    b.assign(loop, e, ir.Call(helper("basis"), (basis_of, ir.Var(i))))
+    if forward:
+        ref = ir.Ref(callees.jvp_of(fn, mask), f"{core.name}_jvp")
+        pair = b.assign(loop, b.name("pair"), ir.Call(ref, args + (ir.Var(e),)))
+        b.assign(loop, piece, ir.Call(GETITEM, (pair, ir.Const(1))))
+    else:
+        ref = ir.Ref(callees.vjp_of(fn, mask, "bwd", single=True), f"{core.name}_bwd")
+        b.assign(loop, piece, ir.Call(ref, args + (ir.Var(e),)))
+    b.assign(loop, pieces.name, ir.Call(APPEND, (pieces, ir.Var(piece))))
+    body.append(ir.For(i, indices, loop, b.origin))
+    b.assign(body, jac, ir.Call(helper("stack_jacobian"), (pieces, out, x,
+                                                           ir.Const(not forward))))
+    return body

@@ -1,0 +1,6 @@
+"""Derivative rules, one file per family of operations. Importing registers them all."""
+from redraft.compiler.transforms.ad.rules import (control, elementwise, helpers,  # noqa: F401
+                                                  reductions,
+                                                  shapes, structure, lax_elementwise, linalg,
+                                                  lax_structure, jnp_extra, random, vmap)
+from redraft.compiler.transforms.ad.rules import collectives  # noqa: E402,F401

@@ -1,0 +1,562 @@
+"""Derivative rules of the structural lax functions: reductions, cumulative scans, sorting,
+shapes, slices, padding, convolution, gather and scatter; and of the array helpers in
+runtime/lad.py that those rules call (each again with rules, so derivatives of
+derivatives work).
+
+Every rule is written with lax operations that have rules themselves. Where a derivative
+would need a division that fails at zeros (products, cumulative products), it is computed
+from exclusive products or a linear recurrence instead.
+"""
+import redraft.numpy as jnp
+from redraft import lax
+from redraft.compiler.core import helpers
+from redraft.compiler.transforms.runtime import ad
+from redraft.compiler.transforms.runtime import lad
+from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+                                                     defvjp)
+
+# ---- reductions ----------------------------------------------------------------------------------
+
+# Each element's derivative is the product of the other reduced elements (lad.prod_others
+# computes it from exclusive cumulative products: no division, so zeros are fine).
+defjvp(lax.reduce_prod, lambda operand_dot, ans, operand, axes: lax.reduce_sum(
+    operand_dot * lad.prod_others(operand, axes), axes))
+defvjp(lax.reduce_prod, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False)
+       * lad.prod_others(operand, axes))
+for _op in (lax.reduce_max, lax.reduce_min):  # ties share the derivative equally
+    defjvp(_op, lambda operand_dot, ans, operand, axes: lax.reduce_sum(
+        operand_dot * ad.argext_mask(operand, ans, axes, False), axes))
+    defvjp(_op, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False)
+           * ad.argext_mask(operand, ans, axes, False))
+
+# ---- cumulative scans ----------------------------------------------------------------------------
+
+defjvp(lax.cumsum, lambda operand_dot, ans, operand, axis=0, reverse=False:
+       lax.cumsum(operand_dot, axis, reverse))
+defvjp(lax.cumsum, lambda g, ans, operand, axis=0, reverse=False:
+       lax.cumsum(g, axis, not reverse))
+# cumprod: y[i] = x[i] y[i-1], so y_dot[i] = x[i] y_dot[i-1] + y[i-1] x_dot[i], a linear
+# recurrence; its transpose runs the recurrence backwards with the coefficients shifted.
+defjvp(lax.cumprod, lambda operand_dot, ans, operand, axis=0, reverse=False:
+       lad.linear_recurrence(operand, lad.shift(ans, axis, reverse, 1.0) * operand_dot, axis,
+                             reverse))
+defvjp(lax.cumprod, lambda g, ans, operand, axis=0, reverse=False:
+       lad.shift(ans, axis, reverse, 1.0) * lad.linear_recurrence(
+           lad.shift(operand, axis, not reverse), g, axis, not reverse))
+for _op in (lax.cummax, lax.cummin):  # the derivative of the element each result equals
+    defjvp(_op, lambda operand_dot, ans, operand, axis=0, reverse=False: lad.take_along(
+        operand_dot, lad.cumulative_source(operand, ans, axis, reverse), axis))
+    defvjp(_op, lambda g, ans, operand, axis=0, reverse=False: lad.take_along_bar(
+        g, operand, lad.cumulative_source(operand, ans, axis, reverse), axis))
+
+# ---- sorting: a permutation of the operand -------------------------------------------------------
+
+defjvp(lax.sort, lambda operand_dot, ans, operand, dimension=-1: lad.take_along(
+    operand_dot, lad.argsort_inverse(operand, dimension)[0], dimension))
+defvjp(lax.sort, lambda g, ans, operand, dimension=-1: lad.take_along(
+    g, lad.argsort_inverse(operand, dimension)[1], dimension))
+
+# ---- shapes --------------------------------------------------------------------------------------
+
+defjvp(lax.broadcast_in_dim, lambda operand_dot, ans, operand, shape, broadcast_dimensions:
+       lax.broadcast_in_dim(operand_dot, shape, broadcast_dimensions))
+defvjp(lax.broadcast_in_dim, lambda g, ans, operand, shape, broadcast_dimensions: lax.reshape(
+    lax.reduce_sum(g, lad.broadcast_in_dim_sum_axes(operand, shape, broadcast_dimensions)),
+    jnp.shape(operand)))
+defjvp(lax.broadcast, lambda operand_dot, ans, operand, sizes: lax.broadcast(operand_dot, sizes))
+defvjp(lax.broadcast, lambda g, ans, operand, sizes: ad.unbroadcast(g, operand))
+defjvp(lax.transpose, lambda operand_dot, ans, operand, permutation:
+       lax.transpose(operand_dot, permutation))
+defvjp(lax.transpose, lambda g, ans, operand, permutation:
+       lax.transpose(g, lad.inverse_permutation(permutation)))
+defjvp(lax.squeeze, lambda array_dot, ans, array, dimensions: lax.squeeze(array_dot, dimensions))
+defvjp(lax.squeeze, lambda g, ans, array, dimensions: lax.reshape(g, jnp.shape(array)))
+defjvp(lax.expand_dims, lambda array_dot, ans, array, dimensions:
+       lax.expand_dims(array_dot, dimensions))
+defvjp(lax.expand_dims, lambda g, ans, array, dimensions: lax.reshape(g, jnp.shape(array)))
+defjvp(lax.rev, lambda operand_dot, ans, operand, dimensions: lax.rev(operand_dot, dimensions))
+defvjp(lax.rev, lambda g, ans, operand, dimensions: lax.rev(g, dimensions))
+defjvp(lax.concatenate, lambda operands_dot, ans, operands, dimension:
+       lax.concatenate(operands_dot, dimension))
+defvjp(lax.concatenate, lambda g, ans, operands, dimension: ad.split_like(g, operands, dimension))
+
+# ---- padding and slices --------------------------------------------------------------------------
+
+defjvp(lax.pad,
+       lambda operand_dot, ans, operand, padding_value, padding_config:
+       lax.pad(operand_dot, 0.0, padding_config),
+       lambda padding_value_dot, ans, operand, padding_value, padding_config:
+       lax.pad(jnp.zeros_like(operand), padding_value_dot, padding_config))
+defjvp_joint(lax.pad, lambda operand_dot, padding_value_dot, ans, operand, padding_value,
+             padding_config: lax.pad(operand_dot, padding_value_dot, padding_config),
+             ("operand", "padding_value"))
+defvjp(lax.pad,
+       lambda g, ans, operand, padding_value, padding_config: lad.pad_bar(g, padding_config),
+       lambda g, ans, operand, padding_value, padding_config:
+       jnp.sum(g) - jnp.sum(lad.pad_bar(g, padding_config)))
+defjvp(lad.pad_bar, lambda g_dot, ans, g, padding_config: lad.pad_bar(g_dot, padding_config))
+defvjp(lad.pad_bar, lambda ct, ans, g, padding_config: lax.pad(ct, 0.0, padding_config))
+
+defjvp(lax.slice, lambda operand_dot, ans, operand, start_indices, limit_indices, strides=None:
+       lax.slice(operand_dot, start_indices, limit_indices, strides))
+defvjp(lax.slice, lambda g, ans, operand, start_indices, limit_indices, strides=None: lax.pad(
+    g, 0.0, lad.slice_padding(operand, start_indices, limit_indices, strides, ans)))
+
+defjvp(lax.dynamic_slice, lambda operand_dot, ans, operand, start_indices, slice_sizes:
+       lax.dynamic_slice(operand_dot, start_indices, slice_sizes))
+defvjp(lax.dynamic_slice, lambda g, ans, operand, start_indices, slice_sizes:
+       lax.dynamic_update_slice(jnp.zeros_like(operand), g, start_indices))
+defstatic(lax.dynamic_slice, "start_indices")
+defjvp(lax.dynamic_update_slice,
+       lambda operand_dot, ans, operand, update, start_indices:
+       lax.dynamic_update_slice(operand_dot, jnp.zeros_like(update), start_indices),
+       lambda update_dot, ans, operand, update, start_indices:
+       lax.dynamic_update_slice(jnp.zeros_like(operand), update_dot, start_indices))
+defjvp_joint(lax.dynamic_update_slice, lambda operand_dot, update_dot, ans, operand, update,
+             start_indices: lax.dynamic_update_slice(operand_dot, update_dot, start_indices),
+             ("operand", "update"))
+defvjp(lax.dynamic_update_slice,
+       lambda g, ans, operand, update, start_indices:
+       lax.dynamic_update_slice(g, jnp.zeros_like(update), start_indices),
+       lambda g, ans, operand, update, start_indices:
+       lax.dynamic_slice(g, start_indices, jnp.shape(update)))
+defstatic(lax.dynamic_update_slice, "start_indices")
+defjvp(lax.dynamic_index_in_dim, lambda operand_dot, ans, operand, index, axis=0, keepdims=True:
+       lax.dynamic_index_in_dim(operand_dot, index, axis, keepdims))
+defvjp(lax.dynamic_index_in_dim, lambda g, ans, operand, index, axis=0, keepdims=True:
+       lad.dynamic_index_bar(g, operand, index, axis, keepdims))
+defstatic(lax.dynamic_index_in_dim, "index")
+defjvp(lad.dynamic_index_bar, lambda g_dot, ans, g, operand, index, axis, keepdims:
+       lad.dynamic_index_bar(g_dot, operand, index, axis, keepdims))
+defvjp(lad.dynamic_index_bar, lambda ct, ans, g, operand, index, axis, keepdims:
+       lax.dynamic_index_in_dim(ct, index, axis, keepdims))
+defstatic(lad.dynamic_index_bar, "operand", "index")
+
+# ---- helpers: shifts, recurrences, gathers along an axis -----------------------------------------
+
+defjvp(lad.shift, lambda x_dot, ans, x, axis, reverse, fill=0.0: lad.shift(x_dot, axis, reverse))
+defvjp(lad.shift, lambda g, ans, x, axis, reverse, fill=0.0: lad.shift(g, axis, not reverse))
+# h[i] = a[i] h[i-1] + b[i]: linear in b; in a, h_dot[i] = a[i] h_dot[i-1] + a_dot[i] h[i-1].
+# The transpose in b is the recurrence run the other way with a shifted by one.
+defjvp(lad.linear_recurrence,
+       lambda a_dot, ans, a, b, axis, reverse: lad.linear_recurrence(
+           a, a_dot * lad.shift(ans, axis, reverse), axis, reverse),
+       lambda b_dot, ans, a, b, axis, reverse: lad.linear_recurrence(a, b_dot, axis, reverse))
+defvjp(lad.linear_recurrence,
+       lambda g, ans, a, b, axis, reverse: ad.unbroadcast(lad.shift(ans, axis, reverse)
+       * lad.linear_recurrence(lad.shift(a, axis, not reverse), g, axis, not reverse), a),
+       lambda g, ans, a, b, axis, reverse: ad.unbroadcast(lad.linear_recurrence(
+           lad.shift(a, axis, not reverse), g, axis, not reverse), b))
+defjvp(lad.take_along, lambda x_dot, ans, x, indices, axis: lad.take_along(x_dot, indices, axis))
+defvjp(lad.take_along, lambda g, ans, x, indices, axis: lad.take_along_bar(g, x, indices, axis))
+defjvp(lad.take_along_bar, lambda g_dot, ans, g, x, indices, axis:
+       lad.take_along_bar(g_dot, x, indices, axis))
+defvjp(lad.take_along_bar, lambda ct, ans, g, x, indices, axis: lad.take_along(ct, indices, axis))
+defstatic(lad.take_along, "indices")
+defstatic(lad.take_along_bar, "x", "indices")
+
+# ---- products and convolutions -------------------------------------------------------------------
+
+defjvp(lax.dot,
+       lambda lhs_dot, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       lax.dot(lhs_dot, rhs),
+       lambda rhs_dot, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       lax.dot(lhs, rhs_dot))
+defvjp(lax.dot,
+       lambda g, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       ad.dot_lhs_bar(g, lhs, rhs),
+       lambda g, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       ad.dot_rhs_bar(g, lhs, rhs))
+
+
+def _conv_jvp_lhs(lhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation,
+                  rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    """conv_general_dilated is bilinear: its tangent in lhs is the conv of lhs_dot."""
+    return lax.conv_general_dilated(lhs_dot, rhs, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, dimension_numbers, feature_group_count,
+                                    batch_group_count)
+
+
+def _conv_jvp_rhs(rhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation,
+                  rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    return lax.conv_general_dilated(lhs, rhs_dot, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, dimension_numbers, feature_group_count,
+                                    batch_group_count)
+
+
+def _conv_vjp_lhs(g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                  dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                            dimension_numbers, feature_group_count, batch_group_count)
+
+
+def _conv_vjp_rhs(g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                  dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                            dimension_numbers, feature_group_count, batch_group_count)
+
+
+defjvp(lax.conv_general_dilated, _conv_jvp_lhs, _conv_jvp_rhs)
+defvjp(lax.conv_general_dilated, _conv_vjp_lhs, _conv_vjp_rhs)
+
+
+def _lhs_bar_jvp_g(g_dot, ans, g, lhs, rhs, window_strides, padding, lhs_dilation,
+                   rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_lhs_bar(g_dot, lhs, rhs, window_strides, padding, lhs_dilation,
+                            rhs_dilation, dimension_numbers, feature_group_count,
+                            batch_group_count)
+
+
+def _lhs_bar_jvp_rhs(rhs_dot, ans, g, lhs, rhs, window_strides, padding, lhs_dilation,
+                     rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_lhs_bar(g, lhs, rhs_dot, window_strides, padding, lhs_dilation,
+                            rhs_dilation, dimension_numbers, feature_group_count,
+                            batch_group_count)
+
+
+def _lhs_bar_vjp_g(ct, ans, g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                   dimension_numbers, feature_group_count, batch_group_count):
+    """conv_lhs_bar is the transpose of the conv in lhs, so its own transpose is the conv."""
+    return lax.conv_general_dilated(ct, rhs, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, dimension_numbers, feature_group_count,
+                                    batch_group_count)
+
+
+def _lhs_bar_vjp_rhs(ct, ans, g, lhs, rhs, window_strides, padding, lhs_dilation,
+                     rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    """<ct, lhs_bar(g, rhs)> = <conv(ct, rhs), g>: in rhs, the rhs cotangent with lhs = ct."""
+    return lad.conv_rhs_bar(g, ct, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                            dimension_numbers, feature_group_count, batch_group_count)
+
+
+def _rhs_bar_jvp_g(g_dot, ans, g, lhs, rhs, window_strides, padding, lhs_dilation,
+                   rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_rhs_bar(g_dot, lhs, rhs, window_strides, padding, lhs_dilation,
+                            rhs_dilation, dimension_numbers, feature_group_count,
+                            batch_group_count)
+
+
+def _rhs_bar_jvp_lhs(lhs_dot, ans, g, lhs, rhs, window_strides, padding, lhs_dilation,
+                     rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_rhs_bar(g, lhs_dot, rhs, window_strides, padding, lhs_dilation,
+                            rhs_dilation, dimension_numbers, feature_group_count,
+                            batch_group_count)
+
+
+def _rhs_bar_vjp_g(ct, ans, g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                   dimension_numbers, feature_group_count, batch_group_count):
+    return lax.conv_general_dilated(lhs, ct, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, dimension_numbers, feature_group_count,
+                                    batch_group_count)
+
+
+def _rhs_bar_vjp_lhs(ct, ans, g, lhs, rhs, window_strides, padding, lhs_dilation,
+                     rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_lhs_bar(g, lhs, ct, window_strides, padding, lhs_dilation, rhs_dilation,
+                            dimension_numbers, feature_group_count, batch_group_count)
+
+
+defjvp(lad.conv_lhs_bar, _lhs_bar_jvp_g, None, _lhs_bar_jvp_rhs)
+defvjp(lad.conv_lhs_bar, _lhs_bar_vjp_g, None, _lhs_bar_vjp_rhs)
+defstatic(lad.conv_lhs_bar, "lhs")
+defjvp(lad.conv_rhs_bar, _rhs_bar_jvp_g, _rhs_bar_jvp_lhs)
+defvjp(lad.conv_rhs_bar, _rhs_bar_vjp_g, _rhs_bar_vjp_lhs)
+defstatic(lad.conv_rhs_bar, "rhs")
+
+defjvp(lax.conv,
+       lambda lhs_dot, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lax.conv(lhs_dot, rhs, window_strides, padding),
+       lambda rhs_dot, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lax.conv(lhs, rhs_dot, window_strides, padding))
+defvjp(lax.conv,
+       lambda g, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding),
+       lambda g, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding))
+defjvp(lax.conv_with_general_padding,
+       lambda lhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lax.conv_with_general_padding(lhs_dot, rhs, window_strides, padding, lhs_dilation,
+                                     rhs_dilation),
+       lambda rhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lax.conv_with_general_padding(lhs, rhs_dot, window_strides, padding, lhs_dilation,
+                                     rhs_dilation))
+defvjp(lax.conv_with_general_padding,
+       lambda g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation),
+       lambda g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation))
+
+
+def _conv_transpose_jvp_lhs(lhs_dot, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    return lax.conv_transpose(lhs_dot, rhs, strides, padding, rhs_dilation, dimension_numbers,
+                              transpose_kernel)
+
+
+def _conv_transpose_jvp_rhs(rhs_dot, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    return lax.conv_transpose(lhs, rhs_dot, strides, padding, rhs_dilation, dimension_numbers,
+                              transpose_kernel)
+
+
+def _conv_transpose_vjp_lhs(g, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    """conv_transpose is conv_general_dilated with the input dilated by `strides` and the
+    kernel possibly flipped: the lhs cotangent of that convolution."""
+    p = lad.conv_transpose_params(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers)
+    kernel = lad.conv_transpose_kernel(rhs, dimension_numbers, transpose_kernel, lhs)
+    return lad.conv_lhs_bar(g, lhs, kernel, p[0], p[1], p[2], p[3], p[4])
+
+
+def _conv_transpose_vjp_rhs(g, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    """The kernel cotangent, mapped back through the flip (which is its own transpose)."""
+    p = lad.conv_transpose_params(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers)
+    kernel = lad.conv_transpose_kernel(rhs, dimension_numbers, transpose_kernel, lhs)
+    kernel_bar = lad.conv_rhs_bar(g, lhs, kernel, p[0], p[1], p[2], p[3], p[4])
+    return lad.conv_transpose_kernel(kernel_bar, dimension_numbers, transpose_kernel, lhs)
+
+
+defjvp(lax.conv_transpose, _conv_transpose_jvp_lhs, _conv_transpose_jvp_rhs)
+defvjp(lax.conv_transpose, _conv_transpose_vjp_lhs, _conv_transpose_vjp_rhs)
+defjvp(lad.conv_transpose_kernel, lambda rhs_dot, ans, rhs, dimension_numbers, transpose_kernel,
+       lhs=None: lad.conv_transpose_kernel(rhs_dot, dimension_numbers, transpose_kernel, lhs))
+defvjp(lad.conv_transpose_kernel, lambda ct, ans, rhs, dimension_numbers, transpose_kernel,
+       lhs=None: lad.conv_transpose_kernel(ct, dimension_numbers, transpose_kernel, lhs))
+defstatic(lad.conv_transpose_kernel, "lhs")
+
+# ---- gather and scatter --------------------------------------------------------------------------
+
+
+def _gather_jvp(operand_dot, ans, operand, start_indices, dimension_numbers, slice_sizes,
+                unique_indices, indices_are_sorted, mode, fill_value):
+    """gather is linear in the operand; out-of-bounds windows have a zero tangent."""
+    return lax.gather(operand_dot, start_indices, dimension_numbers, slice_sizes,
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=mode, fill_value=0)
+
+
+def _gather_vjp(g, ans, operand, start_indices, dimension_numbers, slice_sizes,
+                unique_indices, indices_are_sorted, mode, fill_value):
+    """The windows' cotangents added back where they were read (repeats accumulate)."""
+    return lax.scatter_add(jnp.zeros_like(operand), start_indices, g,
+                           lad.gather_to_scatter_dnums(dimension_numbers),
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=lad.gather_bar_mode(mode))
+
+
+defjvp(lax.gather, _gather_jvp)
+defvjp(lax.gather, _gather_vjp)
+defstatic(lax.gather, "start_indices")
+
+
+def _scatter_add_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                             dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter_add(jnp.zeros_like(ans), scatter_indices, updates_dot,
+                           dimension_numbers, indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_add_jvp_joint(operand_dot, updates_dot, ans, operand, scatter_indices, updates,
+                           dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter_add(operand_dot, scatter_indices, updates_dot, dimension_numbers,
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_add_vjp_updates(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode):
+    """Each update window's cotangent is g read at its window (zero if it was dropped)."""
+    return lax.gather(g, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+
+
+defjvp(lax.scatter_add, lambda operand_dot, ans, operand, scatter_indices, updates,
+       dimension_numbers, indices_are_sorted, unique_indices, mode: operand_dot,
+       None, _scatter_add_jvp_updates)
+defjvp_joint(lax.scatter_add, _scatter_add_jvp_joint, ("operand", "updates"))
+defvjp(lax.scatter_add, lambda g, ans, operand, scatter_indices, updates, dimension_numbers,
+       indices_are_sorted, unique_indices, mode: g, None, _scatter_add_vjp_updates)
+
+
+def _scatter_jvp_operand(operand_dot, ans, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """Overwritten elements lose their tangent."""
+    return lax.scatter(operand_dot, scatter_indices, jnp.zeros_like(updates), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter(jnp.zeros_like(ans), scatter_indices, updates_dot, dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_jvp_joint(operand_dot, updates_dot, ans, operand, scatter_indices, updates,
+                       dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter(operand_dot, scatter_indices, updates_dot, dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_vjp_operand(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode):
+    return lax.scatter(g, scatter_indices, jnp.zeros_like(updates), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_vjp_updates(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode):
+    """Only the update that landed (the last of repeated indices) gets a cotangent."""
+    read = lax.gather(g, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+    return read * lad.scatter_winners(operand, scatter_indices, updates, dimension_numbers,
+                                      mode)
+
+
+defjvp(lax.scatter, _scatter_jvp_operand, None, _scatter_jvp_updates)
+defjvp_joint(lax.scatter, _scatter_jvp_joint, ("operand", "updates"))
+defvjp(lax.scatter, _scatter_vjp_operand, None, _scatter_vjp_updates)
+
+
+def _scatter_mul_jvp_operand(operand_dot, ans, operand, scatter_indices, updates,
+                             dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter_mul(operand_dot, scatter_indices, updates, dimension_numbers,
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_mul_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                             dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """d(x * u1 * u2 ...) = result * sum(du / u): exact where the updates are nonzero."""
+    ratio = lax.scatter_add(jnp.zeros_like(ans), scatter_indices, updates_dot / updates,
+                            dimension_numbers, indices_are_sorted=indices_are_sorted,
+                            unique_indices=unique_indices, mode=mode)
+    return ans * ratio
+
+
+def _scatter_mul_vjp_operand(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode):
+    return lax.scatter_mul(g, scatter_indices, updates, dimension_numbers,
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_mul_vjp_updates(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode):
+    """g * result / u at each update's window: exact where the updates are nonzero."""
+    read = lax.gather(g * ans, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+    return read / updates
+
+
+defjvp(lax.scatter_mul, _scatter_mul_jvp_operand, None, _scatter_mul_jvp_updates)
+defvjp(lax.scatter_mul, _scatter_mul_vjp_operand, None, _scatter_mul_vjp_updates)
+
+
+def _scatter_extremum_jvp_operand(operand_dot, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """The result's tangent is shared among the contributors that equal it."""
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    return operand_dot * weights[0]
+
+
+def _scatter_extremum_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    return lax.scatter_add(jnp.zeros_like(ans), scatter_indices, updates_dot * weights[1],
+                           dimension_numbers, indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_extremum_vjp_operand(g, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    return g * weights[0]
+
+
+def _scatter_extremum_vjp_updates(g, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    read = lax.gather(g, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+    return read * weights[1]
+
+
+for _op in (lax.scatter_min, lax.scatter_max):
+    defjvp(_op, _scatter_extremum_jvp_operand, None, _scatter_extremum_jvp_updates)
+    defvjp(_op, _scatter_extremum_vjp_operand, None, _scatter_extremum_vjp_updates)
+for _op in (lax.scatter, lax.scatter_add, lax.scatter_mul, lax.scatter_min, lax.scatter_max):
+    defstatic(_op, "scatter_indices")
+
+# ---- indexed updates x.at[idx].op(v) (set, add and get have rules in rules/shapes.py) ------------
+# multiply and min/max accumulate over repeated indices like scatter_mul/min/max; divide and
+# power are exact for unique indices (divide writes the last quotient; power repeats).
+
+defjvp(helpers.at_subtract, lambda x_dot, ans, x, idx, v: x_dot,
+       lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].add(-v_dot),
+       argnames=("x", "v"))
+defjvp_joint(helpers.at_subtract, lambda x_dot, v_dot, ans, x, idx, v:
+             x_dot.at[idx].add(-v_dot), ("x", "v"))
+defvjp(helpers.at_subtract, lambda g, ans, x, idx, v: g,
+       lambda g, ans, x, idx, v: ad.unbroadcast(-g[idx], v), argnames=("x", "v"))
+defjvp(helpers.at_multiply, lambda x_dot, ans, x, idx, v: x_dot.at[idx].multiply(v),
+       lambda v_dot, ans, x, idx, v: ans * jnp.zeros_like(ans).at[idx].add(v_dot / v),
+       argnames=("x", "v"))
+defvjp(helpers.at_multiply, lambda g, ans, x, idx, v: g.at[idx].multiply(v),
+       lambda g, ans, x, idx, v: ad.unbroadcast((g * ans)[idx] / v, v), argnames=("x", "v"))
+defjvp(helpers.at_divide, lambda x_dot, ans, x, idx, v: x_dot.at[idx].divide(v),
+       lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].set(-v_dot * ans[idx] / v),
+       argnames=("x", "v"))
+defvjp(helpers.at_divide, lambda g, ans, x, idx, v: g.at[idx].divide(v),
+       lambda g, ans, x, idx, v: ad.unbroadcast(-g[idx] * ans[idx] / v, v),
+       argnames=("x", "v"))
+defjvp(helpers.at_power,
+       lambda x_dot, ans, x, idx, v: x_dot * jnp.ones_like(ans).at[idx].set(
+           v * x[idx] ** (v - 1)),
+       lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].set(
+           v_dot * ans[idx] * ad.safe_log(x[idx])), argnames=("x", "v"))
+defvjp(helpers.at_power,
+       lambda g, ans, x, idx, v: g * jnp.ones_like(ans).at[idx].set(v * x[idx] ** (v - 1)),
+       lambda g, ans, x, idx, v: ad.unbroadcast(g[idx] * ans[idx] * ad.safe_log(x[idx]), v),
+       argnames=("x", "v"))
+for _op in (helpers.at_min, helpers.at_max):  # contributors equal to the result share it
+    defjvp(_op, lambda x_dot, ans, x, idx, v: x_dot * lad.at_extremum_weights(ans, x, idx, v)[0],
+           lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].add(
+               v_dot * lad.at_extremum_weights(ans, x, idx, v)[1]), argnames=("x", "v"))
+    defvjp(_op, lambda g, ans, x, idx, v: g * lad.at_extremum_weights(ans, x, idx, v)[0],
+           lambda g, ans, x, idx, v: ad.unbroadcast(
+               g[idx] * lad.at_extremum_weights(ans, x, idx, v)[1], v), argnames=("x", "v"))
+
+# ---- not differentiable --------------------------------------------------------------------------
+
+for _op in (lax.reduce_and, lax.reduce_or):
+    defnondiff(_op, "bool-valued reduction")
+defnondiff(lax.argsort, "integer-valued: the positions that sort the operand")
+for _op in (lax.iota, lax.broadcasted_iota):
+    defnondiff(_op, "integer-valued, and a function of static shapes only")
+for _op in (lad.inverse_permutation, lad.broadcast_in_dim_sum_axes, lad.slice_padding,
+            lad.negated_padding, lad.shift_padding, lad.reduced_axes_last, lad.permuted_shape,
+            lad.argsort_inverse, lad.cumulative_source, lad.gather_to_scatter_dnums,
+            lad.scatter_to_gather_dnums, lad.scatter_slice_sizes, lad.gather_bar_mode,
+            lad.scatter_bar_mode, lad.conv_params, lad.conv_transpose_dnums,
+            lad.conv_transpose_params):
+    defnondiff(_op, "computes static parameters or integer indices from shapes and values")
+defnondiff(lax.conv_dimension_numbers, "computes static dimension numbers from shapes")
+for _op in (lad.scatter_winners, lad.scatter_extremum_weights, lad.at_extremum_weights):
+    defnondiff(_op, "piecewise constant weights")

@@ -1,0 +1,34 @@
+"""Derivative rules of reductions: sum, mean, max/min, prod, var/std go through their source."""
+import redraft.numpy as jnp
+from redraft import lax
+from redraft.compiler.transforms.runtime import ad
+from redraft.compiler.transforms.ad.registry import alias, defjvp, defnondiff, defvjp
+
+defjvp(jnp.sum, lambda a_dot, ans, a, axis=None, dtype=None, keepdims=False, initial=None,
+       where=None: jnp.sum(a_dot, axis=axis, keepdims=keepdims, where=where))
+defvjp(jnp.sum, lambda g, ans, a, axis=None, dtype=None, keepdims=False, initial=None,
+       where=None: ad.unsum(g, a, axis, keepdims))
+defjvp(jnp.mean, lambda a_dot, ans, a, axis=None, dtype=None, keepdims=False, where=None:
+       jnp.mean(a_dot, axis=axis, keepdims=keepdims))
+defvjp(jnp.mean, lambda g, ans, a, axis=None, dtype=None, keepdims=False, where=None:
+       ad.unsum(g, a, axis, keepdims) * (jnp.size(ans) / jnp.size(a)))
+defjvp(jnp.max, lambda a_dot, ans, a, axis=None, out=None, keepdims=False, initial=None,
+       where=None: jnp.sum(a_dot * ad.argext_mask(a, ans, axis, keepdims), axis=axis,
+                           keepdims=keepdims))
+defvjp(jnp.max, lambda g, ans, a, axis=None, out=None, keepdims=False, initial=None,
+       where=None: ad.unsum(g, a, axis, keepdims) * ad.argext_mask(a, ans, axis, keepdims))
+defjvp(jnp.min, lambda a_dot, ans, a, axis=None, out=None, keepdims=False, initial=None,
+       where=None: jnp.sum(a_dot * ad.argext_mask(a, ans, axis, keepdims), axis=axis,
+                           keepdims=keepdims))
+defvjp(jnp.min, lambda g, ans, a, axis=None, out=None, keepdims=False, initial=None,
+       where=None: ad.unsum(g, a, axis, keepdims) * ad.argext_mask(a, ans, axis, keepdims))
+alias(jnp.amax, jnp.max)
+alias(jnp.amin, jnp.min)
+defjvp(jnp.cumsum, lambda a_dot, ans, a, axis=None, dtype=None: jnp.cumsum(a_dot, axis))
+defvjp(jnp.cumsum, lambda g, ans, a, axis=None, dtype=None: ad.reverse_cumsum(g, a, axis))
+defjvp(lax.reduce_sum, lambda operand_dot, ans, operand, axes: lax.reduce_sum(operand_dot, axes))
+defvjp(lax.reduce_sum, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False))
+
+for _op in (jnp.argmax, jnp.argmin, jnp.any, jnp.all, jnp.count_nonzero, lax.argmax,
+            lax.argmin, jnp.argsort):
+    defnondiff(_op, "integer- or bool-valued")

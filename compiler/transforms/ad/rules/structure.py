@@ -1,0 +1,95 @@
+"""Derivative rules of Python-structure helpers (lists built by comprehensions, dicts) and of
+the builtins tuple, list and sum over sequences."""
+import inspect
+
+from redraft.compiler.core import helpers
+from redraft.compiler.transforms.runtime import ad
+from redraft.runtime import pytree
+from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+                                                     defvjp)
+
+defjvp(helpers.append,
+       lambda items_dot, ans, items, item: helpers.append(items_dot, ad.zeros_like(item)),
+       lambda item_dot, ans, items, item: helpers.append(ad.zeros_like(items), item_dot))
+defjvp_joint(helpers.append, lambda items_dot, item_dot, ans, items, item:
+             helpers.append(items_dot, item_dot), ("items", "item"))
+defvjp(helpers.append,
+       lambda g, ans, items, item: g[:-1],
+       lambda g, ans, items, item: g[-1])
+defjvp(helpers.make_dict, lambda values_dot, ans, keys, values:
+       helpers.make_dict(keys, values_dot), argnames=("values",))
+defvjp(helpers.make_dict, lambda g, ans, keys, values: ad.dict_values(g, keys),
+       argnames=("values",))
+defjvp(helpers.set_item,
+       lambda container_dot, ans, container, key, value:
+       helpers.set_item(container_dot, key, ad.zeros_like(value)),
+       lambda value_dot, ans, container, key, value:
+       helpers.set_item(ad.zeros_like(container), key, value_dot),
+       argnames=("container", "value"))
+defjvp_joint(helpers.set_item, lambda container_dot, value_dot, ans, container, key, value:
+             helpers.set_item(container_dot, key, value_dot), ("container", "value"))
+defvjp(helpers.set_item,
+       lambda g, ans, container, key, value: helpers.set_item(g, key, ad.zeros_like(value)),
+       lambda g, ans, container, key, value: g[key],
+       argnames=("container", "value"))
+defstatic(helpers.set_item, "key")
+# ---- pytree leaves: a list of a tree's leaves, and back ------------------------------------------
+defjvp(pytree.tree_leaves, lambda tree_dot, ans, tree, is_leaf=None:
+       pytree.tree_leaves(tree_dot, is_leaf), argnames=("tree",))
+defvjp(pytree.tree_leaves, lambda g, ans, tree, is_leaf=None: ad.unflatten_like(g, tree),
+       argnames=("tree",))
+defjvp(ad.unflatten_like, lambda leaves_dot, ans, leaves, like:
+       ad.unflatten_like(leaves_dot, like), argnames=("leaves",))
+defvjp(ad.unflatten_like, lambda ct, ans, leaves, like: pytree.tree_leaves(ct),
+       argnames=("leaves",))
+defstatic(ad.unflatten_like, "like")
+defjvp(pytree.tree_flatten_with_path, lambda tree_dot, ans, tree, is_leaf=None:
+       pytree.tree_flatten_with_path(tree_dot, is_leaf), argnames=("tree",))
+defvjp(pytree.tree_flatten_with_path, lambda g, ans, tree, is_leaf=None:
+       ad.paths_bar_to_tree(g, tree), argnames=("tree",))
+defjvp(ad.paths_bar_to_tree, lambda g_dot, ans, g, like: ad.paths_bar_to_tree(g_dot, like),
+       argnames=("g",))
+defvjp(ad.paths_bar_to_tree, lambda ct, ans, g, like: pytree.tree_flatten_with_path(ct),
+       argnames=("g",))
+defstatic(ad.paths_bar_to_tree, "like")
+for _op in (helpers.check, helpers.raise_):
+    defnondiff(_op, "no value")
+
+# ---- builtins over sequences: tuple(xs), list(xs), sum(xs) ---------------------------------------
+
+_ITERABLE = inspect.Signature([inspect.Parameter("iterable", inspect.Parameter.POSITIONAL_ONLY)])
+_SUM = inspect.Signature([inspect.Parameter("iterable", inspect.Parameter.POSITIONAL_ONLY),
+                          inspect.Parameter("start", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                            default=0)])
+defjvp(tuple, lambda iterable_dot, ans, iterable: tuple(iterable_dot), signature=_ITERABLE)
+defvjp(tuple, lambda g, ans, iterable: ad.sequence_like(g, iterable), signature=_ITERABLE)
+defjvp(list, lambda iterable_dot, ans, iterable: list(iterable_dot), signature=_ITERABLE)
+defvjp(list, lambda g, ans, iterable: ad.sequence_like(g, iterable), signature=_ITERABLE)
+defjvp(ad.sequence_like, lambda items_dot, ans, items, like:
+       ad.sequence_like(items_dot, like), argnames=("items",))
+defvjp(ad.sequence_like, lambda g, ans, items, like: ad.sequence_like(g, items),
+       argnames=("items",))
+defstatic(ad.sequence_like, "like")
+defjvp(sum, lambda iterable_dot, ans, iterable, start=0: sum(iterable_dot), signature=_SUM)
+defvjp(sum, lambda g, ans, iterable, start=0: ad.unsum_items(g, iterable), signature=_SUM)
+defjvp(ad.unsum_items, lambda g_dot, ans, g, items: ad.unsum_items(g_dot, items))
+defvjp(ad.unsum_items, lambda ct, ans, g, items: ad.sum_like(ct, g))
+defstatic(ad.unsum_items, "items")
+defjvp(ad.sum_like, lambda items_dot, ans, items, like: ad.sum_like(items_dot, like))
+defvjp(ad.sum_like, lambda ct, ans, items, like: ad.unsum_items(ct, items))
+defstatic(ad.sum_like, "like")
+
+# ---- dict values, the cotangent of a dict literal ------------------------------------------------
+
+defjvp(ad.dict_values, lambda d_dot, ans, d, keys: ad.dict_values(d_dot, keys), argnames=("d",))
+defvjp(ad.dict_values, lambda g, ans, d, keys: helpers.make_dict(keys, g), argnames=("d",))
+defstatic(ad.dict_values, "keys")
+
+# ---- getattr(obj, name): a field of a pytree node (attr_add's cotangent reads one) -------------
+
+_GETATTR = inspect.Signature([inspect.Parameter("object", inspect.Parameter.POSITIONAL_ONLY),
+                              inspect.Parameter("name", inspect.Parameter.POSITIONAL_ONLY)])
+defjvp(getattr, lambda object_dot, ans, object, name: getattr(object_dot, name),
+       signature=_GETATTR)
+defvjp(getattr, lambda g, ans, object, name: ad.attr_add(object, name, g), signature=_GETATTR)
+defstatic(getattr, "name")

@@ -1,0 +1,1 @@
+"""Batching (vmap): the transform, batch types, its rules."""

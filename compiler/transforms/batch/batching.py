@@ -1,0 +1,243 @@
+"""Batching rules of operations, keyed by the Python callable user code calls.
+
+The vmap transform (vmap.py) meets a call with at least one batched argument and asks this
+table how to batch it. An entry is one of:
+
+- a rule: `rule(b: RuleCall) -> (expr, batch_type)`. The rule sees which arguments are
+  batched and their static values, may emit statements before the call (`b.emit`), and
+  returns the expression that replaces the call and the batch type of its value. Rules are
+  chosen by which arguments are batched, so `jnp.dot(mat, x)` with only `x` batched
+  becomes one product, and an axis argument `axis=0` becomes `axis=1` in the source;
+- `loop`: batched by a loop over the examples (written in Core, so it can be transformed
+  again), for operations no vectorised rule covers yet (random numbers of many keys);
+- `source`: transformed through its Python source, as the user's own functions are (the
+  helpers that are written in plain redraft.numpy);
+- not batchable, with the reason (what JAX raises too: a shape that depends on values).
+
+A registry test walks every operation the AD registry, redraft.numpy and redraft.lax know
+and fails for one without an entry here.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from redraft.compiler.core import ir
+from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.ad.registry import rules_for
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, IdentityTable
+
+_MISSING = object()
+
+
+@dataclass
+class BatchEntry:
+    op: Callable
+    kind: str  # "rule", "loop", "source" or "unbatchable"
+    rule: Callable | None = None
+    reason: str | None = None
+    returns: str = "array"  # for loops: "array" (jnp.stack) or "any" (vm.stack_examples)
+
+
+BATCH_RULES: IdentityTable = IdentityTable()  # op -> BatchEntry
+
+
+def defbatch(op: Callable, rule: Callable) -> None:
+    """`rule(b: RuleCall) -> (expr, batch type)` batches calls of `op`."""
+    BATCH_RULES[op] = BatchEntry(op, "rule", rule)
+
+
+def defbatch_loop(op: Callable, reason: str, returns: str = "array") -> None:
+    """`op` is batched by a loop over the examples; `reason` says why no vectorised rule."""
+    BATCH_RULES[op] = BatchEntry(op, "loop", reason=reason, returns=returns)
+
+
+def defbatch_source(op: Callable) -> None:
+    """`op` is plain Python over redraft.numpy: vmap transforms its source."""
+    BATCH_RULES[op] = BatchEntry(op, "source")
+
+
+def defnotbatchable(op: Callable, reason: str) -> None:
+    """`op` cannot be batched (its result's shape depends on per-example values)."""
+    BATCH_RULES[op] = BatchEntry(op, "unbatchable", reason=reason)
+
+
+def batch_alias(op: Callable, same_as: Callable) -> None:
+    """`op` batches exactly as `same_as` (operator.add and jnp.add)."""
+    BATCH_RULES[op] = BATCH_RULES[same_as]
+
+
+def batch_entry(op) -> BatchEntry | None:
+    """The entry for `op`, or for the operation the AD registry says it is an alias of."""
+    try:
+        entry = BATCH_RULES.get(op)
+    except TypeError:
+        return None
+    if entry is not None:
+        return entry
+    ad = rules_for(op)
+    if ad is not None and ad.op is not op:
+        return BATCH_RULES.get(ad.op)
+    return None
+
+
+def has_batch_rule(op) -> bool:
+    return batch_entry(op) is not None
+
+
+# ---- what a rule sees --------------------------------------------------------------------------
+
+class NotStatic(Exception):
+    """An argument a rule needs as a constant is a value known only at run time."""
+
+
+class RuleCall:
+    """One call being batched: its arguments bound to the operation's parameter names, their
+    batch types, and ways to emit statements into the batched function."""
+
+    def __init__(self, ctx, call: ir.Call, types: dict[str, bt.BType], bound: dict,
+                 origin: ir.Origin | None, out: list):
+        self.ctx = ctx  # the transform (vmap.Batching)
+        self.call = call
+        self.bound = bound
+        self.types = types
+        self.origin = origin
+        self.out = out
+
+    # ---- arguments ---------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self.call.fn.path if isinstance(self.call.fn, ir.Ref) else "<function value>"
+
+    def arg(self, name: str, default: Any = _MISSING):
+        if name in self.bound:
+            return self.bound[name]
+        if default is _MISSING:
+            self.fail(f"`{self.path}` is called without its argument `{name}`")
+        return default
+
+    def has(self, name: str) -> bool:
+        return name in self.bound
+
+    def type(self, name: str) -> bt.BType:
+        return self.types.get(name, bt.U)
+
+    def batched(self, name: str) -> bool:
+        return bt.is_batched(self.type(name))
+
+    def batched_names(self) -> list[str]:
+        return [n for n in self.bound if self.batched(n)]
+
+    def is_static(self, name: str) -> bool:
+        try:
+            self.static(name)
+            return True
+        except NotStatic:
+            return False
+
+    def static_atom(self, a):
+        """The Python value of atom `a` when it is a constant (raises NotStatic)."""
+        return static_value(a, getattr(self.ctx, "constants", None))
+
+    def static(self, name: str, default: Any = None):
+        """The Python value of argument `name` when it is a constant (or absent: default)."""
+        if name not in self.bound:
+            return default
+        return static_value(self.bound[name], getattr(self.ctx, "constants", None))
+
+    # ---- emitting ---------------------------------------------------------------------------
+    def emit(self, expr: ir.Expr, base: str = "t", typ: bt.BType | None = None) -> ir.Var:
+        """A new temporary holding `expr`; `typ` records its batch type when later
+        statements batch it again."""
+        name = self.ctx.names.fresh(base)
+        self.out.append(ir.Assign((name,), expr, self.origin))
+        if typ is not None:
+            self.ctx.types[name] = typ
+        return ir.Var(name)
+
+    def call_ref(self, ref: ir.Ref, *args, **kwargs) -> ir.Call:
+        return ir.Call(ref, tuple(atom(a) for a in args),
+                       tuple((k, atom(v)) for k, v in kwargs.items()))
+
+    def rebuild(self, **replace) -> ir.Call:
+        """The original call with the arguments named in `replace` replaced (added as
+        keywords when the call left them out)."""
+        return rebuild_call(self.call, self.bound, replace, self.signature())
+
+    def signature(self) -> inspect.Signature | None:
+        return op_signature(self.call.fn.value) if isinstance(self.call.fn, ir.Ref) else None
+
+    @property
+    def axis_size(self) -> ir.Var:
+        return ir.Var(self.ctx.size)
+
+    def to_batched(self, a: ir.Atom, t: bt.BType) -> ir.Atom:
+        """`a` (of type t) with every leaf batched (unbatched leaves broadcast)."""
+        return self.ctx.convert(a, t, bt.batchify(t), self.out, self.origin)
+
+    def fail(self, message: str):
+        from redraft.compiler.transforms.common import TransformError, where
+        raise TransformError(f"{where(self.origin)}vmap: {message}")
+
+
+def atom(v) -> ir.Atom:
+    if isinstance(v, (ir.Var, ir.Const, ir.Ref)):
+        return v
+    return ir.Const(v)
+
+
+def static_value(a, constants: dict | None = None):
+    """The Python value of a constant atom (a tuple of constants, or a name the function
+    assigns one constant, too); else NotStatic."""
+    if isinstance(a, ir.Const):
+        return a.value
+    if isinstance(a, ir.Ref):
+        return a.value
+    if isinstance(a, ir.Var) and constants and a.name in constants:
+        return constants[a.name]
+    if isinstance(a, tuple):
+        return tuple(static_value(x, constants) for x in a)
+    raise NotStatic(a)
+
+
+def op_signature(op) -> inspect.Signature | None:
+    """The operation's own signature (the AD registry's, for builtins that have none)."""
+    return TRANSFORM_CACHE.get(op, "signature", lambda: _signature_of(op))
+
+
+def _signature_of(op) -> inspect.Signature | None:
+    try:
+        return inspect.signature(op)
+    except (TypeError, ValueError):
+        ad = rules_for(op)
+        return ad.signature if ad is not None and ad.op is op else None
+
+
+def bind_arguments(op, call: ir.Call) -> dict | None:
+    """{parameter name: atom} for `call` (a tuple of atoms for *args), without defaults;
+    None when `op` has no inspectable signature or the call does not fit it."""
+    from redraft.compiler.transforms.common import bind_to_signature
+    return bind_to_signature(op_signature(op), call)
+
+
+def rebuild_call(call: ir.Call, bound: dict, replace: dict, sig) -> ir.Call:
+    """`call` with bound parameters replaced, in the form the user wrote it (a parameter the
+    call left out is added as a keyword; *args take a tuple of atoms)."""
+    args = list(call.args)
+    kwargs = dict(call.kwargs)
+    positional: list[str] = []
+    vararg_name = None
+    if sig is not None:
+        positional = [p.name for p in sig.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        vararg_name = next((p.name for p in sig.parameters.values()
+                            if p.kind is p.VAR_POSITIONAL), None)
+    for name, value in replace.items():
+        if name == vararg_name:
+            args = args[:len(positional)] + [atom(x) for x in value]
+        elif name in positional and positional.index(name) < len(call.args):
+            args[positional.index(name)] = atom(value)
+        else:
+            kwargs[name] = atom(value)
+    return ir.Call(call.fn, tuple(args), tuple(kwargs.items()), call.star_args)

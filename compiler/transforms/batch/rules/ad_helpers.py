@@ -1,0 +1,227 @@
+"""Batching rules of the helpers derivative code calls (runtime/ad.py), so that vmap(grad(f))
+batches: simple ones by rule, the ones written in plain redraft.numpy through their source,
+the rest by a loop over the examples."""
+import inspect
+
+from redraft.compiler.core import ir
+from redraft.compiler.frontend.normalize import UnsupportedSyntaxError, lower_function
+from redraft.compiler.transforms.runtime import ad
+from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.batch.rules.common import (
+    as_array,
+    elementwise,
+    loop,
+    loop_returning,
+    same_type_of,
+    shift,
+    static_or_none,
+)
+from redraft.compiler.transforms.batch.batching import BATCH_RULES, defbatch, defbatch_source
+from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
+
+
+def _probe(b, name: str) -> ir.Atom:
+    """One example's worth of zeros in place of a batched shape-only argument."""
+    a = b.arg(name)
+    if not bt.is_batched(b.type(name)):
+        return a
+    return b.emit(ir.Call(vm_ref("probe"), (a, ir.Const(1))))
+
+
+def _add(b):
+    """ad.add(a, b): cotangents of one variable; both converted to the larger type."""
+    x, y = b.call.args
+    tx, ty = b.ctx.type_of(x), b.ctx.type_of(y)
+    t = bt.join(tx, ty)
+    if bt.is_array(t):
+        return b.call, t  # same per-example shapes: broadcasting pairs the right axes
+    x = b.ctx.convert(x, tx, t, b.out, b.origin)
+    y = b.ctx.convert(y, ty, t, b.out, b.origin)
+    return ir.Call(b.call.fn, (x, y)), t
+
+
+def _grad_seed(b):
+    return ir.Call(b.call.fn, (_probe(b, "out"),)), bt.U
+
+
+def _basis(b):
+    if b.batched("i"):
+        return loop(b)
+    return ir.Call(b.call.fn, (_probe(b, "x"), b.arg("i"))), bt.U
+
+
+def _size(b):
+    return ir.Call(vm_ref("size"), (b.arg("x"), ir.Const(1))), bt.U
+
+
+def _shape_of(b):
+    return ir.Call(vm_ref("shape"), (b.arg("x"), ir.Const(1))), bt.U
+
+
+def _push(b):
+    """push(tape, value): a tape of the join of the values pushed."""
+    tape, value = b.call.args
+    tt, tv = b.ctx.type_of(tape), b.ctx.type_of(value)
+    elem = bt.join(tt[1] if bt.kind(tt) == "tape" else bt.U, tv)
+    target = bt.tape(elem)
+    tape = b.ctx.convert(tape, tt if bt.kind(tt) == "tape" else bt.tape(bt.U), target, b.out,
+                         b.origin)
+    value = b.ctx.convert(value, tv, elem, b.out, b.origin)
+    return ir.Call(b.call.fn, (tape, value)), target
+
+
+def _tape_items(b):
+    t = b.ctx.type_of(b.call.args[0])
+    return b.call, bt.seq(t[1] if bt.kind(t) == "tape" else bt.element(t))
+
+
+def _tape_from_items(b):
+    return b.call, bt.tape(bt.element(b.ctx.type_of(b.call.args[0])))
+
+
+def _index_add(b):
+    """The cotangent of x[idx]: zeros like x with g added at idx, per example."""
+    tx, ti, tg = b.type("x"), b.type("idx"), b.type("g")
+    if bt.is_batched(ti):
+        return loop(b)
+    if bt.kind(tx) in ("T", "L"):
+        return loop(b, "any")
+    x, idx, g = b.arg("x"), b.arg("idx"), b.arg("g")
+    from redraft.compiler.transforms.batch.rules.indexing import batched_index
+    if not bt.is_batched(tx) or bt.kind(tx) in ("D", "P"):
+        # x may be a container (of parameters, of running statistics): decided when it runs
+        if bt.is_batched(tx):
+            x = b.to_batched(x, tx)  # every leaf batched, as the result's type says
+        return ir.Call(vm_ref("index_add_unbatched"), (
+            x, idx, batched_index(b, idx), g, ir.Const(bt.is_batched(tg)),
+            b.axis_size, ir.Const(bt.is_batched(tx)))), bt.TREE
+    zeros = b.emit(ir.Call(ir.Ref(ad.zeros_like, "ad.zeros_like", ad), (x,)))
+    if not bt.is_batched(tx):
+        zeros = b.to_batched(zeros, bt.U)
+    from redraft.compiler.transforms.batch.rules.indexing import batched_index
+    new_idx = batched_index(b, idx)
+    if bt.is_batched(tg):
+        g = b.emit(ir.Call(vm_ref("align_update"), (g, zeros, new_idx)))
+    from redraft.compiler.core import helpers
+    return ir.Call(ir.Ref(helpers.at_add, ".at.add"), (zeros, new_idx, g)), bt.B
+
+
+def _attr_add(b):
+    if bt.is_batched(b.type("obj")) and not b.batched("name"):
+        return b.call, bt.TREE
+    return loop(b, "any")
+
+
+def _zip_tangent(b):
+    rows = []
+    for a in b.call.args:
+        t = b.ctx.type_of(a)
+        if bt.is_array(t):
+            a = b.emit(ir.Call(jnp_ref("moveaxis"), (a, ir.Const(1), ir.Const(0))))
+            t = bt.B
+        else:
+            t = bt.element(t)
+        rows.append((a, t))
+    return (ir.Call(b.call.fn, tuple(a for a, _ in rows)),
+            bt.seq(bt.tup(t for _, t in rows)))
+
+
+def _dict_values(b):
+    return b.call, bt.seq(bt.TREE) if b.batched("d") else bt.U
+
+
+def _unstack(b):
+    axis = static_or_none(b, "axis", 0)
+    if axis is ... or not bt.is_array(b.type("g")):
+        return loop(b, "list")
+    return b.rebuild(g=as_array(b, "g"), axis=shift(axis)), bt.seq(bt.B)
+
+
+def _untranspose(b):
+    axes = static_or_none(b, "axes")
+    g = as_array(b, "g")
+    if axes is ...:
+        return loop(b)
+    if axes is None:
+        perm = b.emit(ir.Call(vm_ref("reversed_axes"), (g,)))
+        return ir.Call(jnp_ref("transpose"), (g, perm)), bt.B
+    return b.rebuild(g=g, axes=(0,) + shift(tuple(axes))), bt.B
+
+
+def _split_like(b):
+    axis = static_or_none(b, "axis", 0)
+    t = b.type("arrays")
+    every_item_batched = (bt.kind(t) == "T" and all(bt.is_array(i) for i in t[1])) or (
+        bt.kind(t) == "L" and bt.is_array(t[1]))
+    if axis is ... or axis is None or not every_item_batched or not b.batched("g"):
+        return loop(b, "list")
+    return b.rebuild(axis=shift(axis)), bt.seq(bt.B)
+
+
+def _structure(b, a: ir.Atom) -> ir.Atom:
+    """`a`, a run-time value of structure only, marked so that AD never differentiates it."""
+    if isinstance(a, (ir.Const, ir.Ref)):
+        return a
+    return b.emit(ir.Call(vm_ref("structure"), (a,)))
+
+
+def _dot_general_bar(helper: str, static: str, has_swap: bool):
+    """The cotangents of dot_general's operands, per example: `vm.dot_general_lhs_bar`
+    (dimension numbers may be known only at run time: they are plain Python values)."""
+    def rule(b):
+        if b.batched("dimension_numbers") or (has_swap and b.batched("swap_ans")):
+            return loop(b)
+        names = ("g", "lhs", "rhs")
+        args = [as_array(b, n) for n in names]
+        flags = [ir.Const(b.batched(n)) for n in names]
+        extra = (_structure(b, b.arg("swap_ans", ir.Const(False))),) if has_swap else ()
+        dims = _structure(b, b.arg("dimension_numbers"))
+        call = ir.Call(vm_ref(helper), tuple(args[:3]) + (dims,) + extra + tuple(flags))
+        batched = b.batched("g") or b.batched("lhs" if static == "rhs" else "rhs")
+        return call, bt.B if batched else bt.U
+    return rule
+
+
+defbatch(ad.zeros_like, same_type_of("x"))
+defbatch(ad.ones_like, same_type_of("x"))
+defbatch(ad.add, _add)
+defbatch(ad.grad_seed, _grad_seed)
+defbatch(ad.basis, _basis)
+defbatch(ad.size, _size)
+defbatch(ad.shape_of, _shape_of)
+defbatch(ad.push, _push)
+defbatch(ad.tape_items, _tape_items)
+defbatch(ad.tape_from_items, _tape_from_items)
+defbatch(ad.index_add, _index_add)
+defbatch(ad.container_like, same_type_of("items"))  # the items, in value's container
+defbatch(ad.attr_add, _attr_add)
+defbatch(ad.zip_tangent, _zip_tangent)
+defbatch(ad.dict_values, _dict_values)
+defbatch(ad.unstack, _unstack)
+defbatch(ad.untranspose, _untranspose)
+defbatch(ad.split_like, _split_like)
+defbatch(ad.safe_div, elementwise())
+defbatch(ad.safe_mul, elementwise())
+defbatch(ad.safe_log, elementwise())
+defbatch(ad.pick_first, elementwise(static=("ties_first",)))
+defbatch(ad.inside, elementwise())
+defbatch(ad.dot_general_lhs_bar, _dot_general_bar("dot_general_lhs_bar", "lhs", True))
+defbatch(ad.dot_general_rhs_bar, _dot_general_bar("dot_general_rhs_bar", "rhs", False))
+
+
+def _register_the_rest() -> None:
+    """Every other public helper: through its source when Core can express it, else by a
+    loop over the examples (a helper added later is covered the same way)."""
+    for name, fn in vars(ad).items():
+        if not inspect.isfunction(fn) or fn.__module__ != ad.__name__ or name.startswith("_"):
+            continue
+        if fn in BATCH_RULES:
+            continue
+        try:
+            lower_function(fn)
+            defbatch_source(fn)
+        except (UnsupportedSyntaxError, OSError, TypeError):
+            defbatch(fn, loop_returning("any"))
+
+
+_register_the_rest()

@@ -1,0 +1,20 @@
+"""Batching rules of random numbers: vmap over keys draws each example's numbers from its own
+key, by a loop over the keys (the samples are exactly those of the unbatched calls)."""
+from redraft.compiler.primitives.random import random_sample
+from redraft.compiler.transforms.batch.rules.common import loop_returning
+from redraft.compiler.transforms.batch.batching import defbatch
+
+from redraft import random
+
+_KEYS_OUT = ("key", "split", "fold_in", "wrap_key_data")
+_VALUES_OUT = ("PRNGKey", "key_data", "bits", "uniform", "normal", "randint", "bernoulli",
+               "permutation", "shuffle", "gumbel", "choice", "truncated_normal", "categorical")
+
+for _name in _KEYS_OUT:
+    defbatch(getattr(random, _name), loop_returning("any"))
+for _name in _VALUES_OUT:
+    if hasattr(random, _name):
+        defbatch(getattr(random, _name), loop_returning("any"))
+
+# the primitive the samplers record inside compiled code (compiler/primitives/random.py)
+defbatch(random_sample, loop_returning("any"))

@@ -1,0 +1,160 @@
+"""Batching rules of Python structure: tuples and lists of batched values, dicts, builtins that
+read structure (len of a tuple), and the builtins that would need one example's value."""
+import builtins
+
+from redraft.compiler.core import helpers, ir
+from redraft.compiler.transforms.runtime import ad
+from redraft.runtime import pytree
+from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.batch.rules.common import elementwise, loop, unbatched_result
+from redraft.compiler.transforms.batch.batching import NotStatic, defbatch, defnotbatchable
+from redraft.compiler.transforms.batch.vmap_refs import jnp_ref
+
+import redraft.numpy as jnp
+
+
+def _append(b):
+    """append(items, item): a tuple type grows by one item; a list type joins."""
+    items, item = b.call.args
+    ti, tx = b.ctx.type_of(items), b.ctx.type_of(item)
+    if bt.kind(ti) == "T":
+        return b.call, bt.tup(ti[1] + (tx,))
+    elem = bt.join(bt.element(ti), tx)
+    target = bt.seq(elem)
+    items = b.ctx.convert(items, ti if ti is not bt.U else bt.seq(bt.U), target, b.out,
+                          b.origin)
+    item = b.ctx.convert(item, tx, elem, b.out, b.origin)
+    return ir.Call(b.call.fn, (items, item)), target
+
+
+def _make_dict(b):
+    """{k: v}: with its keys known, a dict type key by key; else every leaf batched."""
+    keys, values = b.call.args
+    tv = b.ctx.type_of(values)
+    try:
+        static_keys = b.static_atom(keys)
+    except NotStatic:
+        static_keys = None
+    if static_keys is not None and bt.kind(tv) == "T" and len(tv[1]) == len(static_keys):
+        return b.call, bt.dct(static_keys, tv[1])
+    values = b.to_batched(values, tv)
+    return ir.Call(b.call.fn, (keys, values)), bt.TREE
+
+
+def _set_item(b):
+    """d[k] = v on a dict of known keys: the dict type with k's type that of v; otherwise
+    (a list, keys not known) every leaf of the result batched."""
+    container, key, value = b.call.args
+    tc, tv = b.ctx.type_of(container), b.ctx.type_of(value)
+    try:
+        k = b.static_atom(key)
+    except NotStatic:
+        return loop(b, "any")
+    if bt.kind(tc) == "D":
+        keys, types = list(tc[1]), list(tc[2])
+        if k in keys:
+            types[keys.index(k)] = tv
+        else:
+            keys.append(k)
+            types.append(tv)
+        return b.call, bt.dct(keys, types)
+    container = b.to_batched(container, tc)
+    value = b.to_batched(value, tv)
+    return ir.Call(b.call.fn, (container, key, value)), bt.TREE
+
+
+def _leaves_of(b):
+    """tree_leaves of a batched tree: its leaves, each batched."""
+    tree = b.call.args[0]
+    tree = b.to_batched(tree, b.ctx.type_of(tree))
+    return ir.Call(b.call.fn, (tree,) + tuple(b.call.args[1:]), b.call.kwargs), bt.seq(bt.B)
+
+
+def _tree_of_leaves(b):
+    """unflatten_like(leaves, like): a tree whose leaves are all batched."""
+    leaves, like = b.call.args
+    leaves = b.to_batched(leaves, b.ctx.type_of(leaves))
+    return ir.Call(b.call.fn, (leaves, like)), bt.TREE
+
+
+def _check(b):
+    """assert of a batched condition: it must hold for every example."""
+    cond = b.emit(ir.Call(jnp_ref("all"), (b.call.args[0],)))
+    return ir.Call(b.call.fn, (cond,) + b.call.args[1:]), bt.U
+
+
+def _sequence(b):
+    """tuple(x) / list(x): a batched array's per-example rows, or the container itself."""
+    (x,) = b.call.args
+    t = b.ctx.type_of(x)
+    if bt.is_array(t):
+        rows = b.emit(ir.Call(jnp_ref("moveaxis"), (x, ir.Const(1), ir.Const(0))))
+        return ir.Call(b.call.fn, (rows,)), bt.seq(bt.B)
+    return b.call, t if bt.kind(t) in ("T", "L") else bt.seq(bt.element(t))
+
+
+def _rows(b, a: ir.Atom) -> tuple[ir.Atom, bt.BType]:
+    t = b.ctx.type_of(a)
+    if bt.is_array(t):
+        return b.emit(ir.Call(jnp_ref("moveaxis"), (a, ir.Const(1), ir.Const(0)))), bt.B
+    return a, bt.element(t)
+
+
+def _zip(b):
+    rows = [_rows(b, a) for a in b.call.args]
+    return (ir.Call(b.call.fn, tuple(r for r, _ in rows)),
+            bt.seq(bt.tup(t for _, t in rows)))
+
+
+def _enumerate(b):
+    x, t = _rows(b, b.call.args[0])
+    return ir.Call(b.call.fn, (x,) + b.call.args[1:]), bt.seq(bt.tup((bt.U, t)))
+
+
+def _builtin_sum(b):
+    """sum(xs): over a container, Python's own; over a batched array, its per-example rows."""
+    t = b.ctx.type_of(b.call.args[0])
+    if bt.is_array(t) and len(b.call.args) == 1:
+        return ir.Call(jnp_ref("sum"), (b.call.args[0],), (("axis", ir.Const(1)),)), bt.B
+    return loop(b) if bt.is_array(t) else (b.call, bt.batchify(bt.element(t)))
+
+
+def _getattr(b):
+    t = b.ctx.type_of(b.call.args[0])
+    return b.call, bt.TREE if bt.is_batched(t) else bt.U
+
+
+defbatch(helpers.append, _append)
+defbatch(helpers.make_dict, _make_dict)
+defbatch(helpers.set_item, _set_item)
+defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
+defbatch(ad.unflatten_like, lambda b: _tree_of_leaves(b))
+defbatch(pytree.tree_flatten_with_path, lambda b: loop(b, "any"))
+defbatch(ad.paths_bar_to_tree, lambda b: loop(b, "any"))
+defbatch(helpers.check, _check)
+defbatch(helpers.raise_, unbatched_result)
+defbatch(print, unbatched_result)
+defbatch(isinstance, unbatched_result)
+defbatch(type, unbatched_result)
+defbatch(tuple, _sequence)
+defbatch(list, _sequence)
+defbatch(zip, _zip)
+defbatch(enumerate, _enumerate)
+defbatch(sum, _builtin_sum)
+defbatch(getattr, _getattr)
+defbatch(abs, elementwise())
+defbatch(pow, elementwise())
+defbatch(builtins.round, elementwise(static=(1,)))
+defbatch(divmod, elementwise(result=bt.tup((bt.B, bt.B))))
+for _fn in (max, min):
+    defbatch(_fn, lambda b: loop(b))
+
+_CONCRETE = ("the value differs from example to example, so no single Python value exists "
+             "(JAX: ConcretizationTypeError); keep it an array, or use jnp.where / lax.cond")
+for _fn in (int, float, bool, complex, hash):
+    defnotbatchable(_fn, f"`{_fn.__name__}()` of a batched value: {_CONCRETE}")
+defnotbatchable(range, "a loop whose number of iterations depends on a batched value: "
+                       "use a while loop on a batched condition")
+defnotbatchable(slice, "a slice whose bounds depend on a batched value has a per-example "
+                       "shape; use lax.dynamic_slice")
+del jnp

@@ -1,9 +1,0 @@
-"""Batching rules, one file per family of operations. Importing registers them all (an
-explicit rule always wins over the source-or-loop default that misc.py gives the rest)."""
-from redraft.compiler.transforms.batch_rules import (ad_helpers, collectives,  # noqa
-                                                     control, creation, elementwise, indexing,
-                                                     linalg, misc, products, random,
-                                                     reductions, shapes, structure,
-                                                     transforms, vmap_helpers)
-
-misc.register_numpy_library()

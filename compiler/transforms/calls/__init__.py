@@ -1,0 +1,1 @@
+"""Calls to other functions: callees, custom rules, inlining, Core of any callable."""

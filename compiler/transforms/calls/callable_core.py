@@ -1,0 +1,123 @@
+"""The Core of any callable: a user function (its source read, or traced where it has none),
+a partial, a bound method, a transformed or jitted function, a custom-rule function, or an
+operation transformed directly. It is the entry point every transform and staging call to
+read a function; it sits above the frontend and the transforms' shared helpers."""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+from redraft.compiler.core import ir
+from redraft.compiler.core.core_function import carried_core
+from redraft.compiler.transforms.common import TransformError
+from redraft.compiler.transforms.ad.registry import rules_for
+
+
+def core_of(fn) -> ir.Function:
+    """Core of a user function, a transformed function, or a jit-wrapped one (in SSA)."""
+    from redraft.compiler.frontend.local_functions import LocalFunction
+    from redraft.compiler.frontend.normalize import lower_function
+    from redraft.compiler.frontend.ssa import to_ssa
+    if isinstance(fn, LocalFunction) and not fn.captured:
+        fn = fn.function  # a lambda or def inside a function, capturing nothing
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        from redraft.compiler.frontend.specialise import bound
+        fn = bound(fn.__func__, ((0, fn.__self__),), drop=True)  # self known, by identity
+    if isinstance(fn, functools.partial):
+        from redraft.compiler.frontend.specialise import bind_function_arguments
+        return to_ssa(bind_function_arguments(partial_core(fn)), coalesce=False)
+    core = carried_core(fn)
+    if core is not None:  # generated code reassigns names (x_bar = x_bar + t): rename it
+        return to_ssa(core, coalesce=False)
+    if rules_for(fn) is not None:
+        return _op_wrapper(fn)
+    from redraft.compiler.transforms.calls.custom import is_custom
+    if is_custom(fn):
+        return _call_wrapper(fn)
+    from redraft.compiler.frontend.specialise import fold_static_calls
+    return fold_static_calls(to_ssa(lower_function(fn), coalesce=False))
+
+
+def partial_core(p) -> ir.Function:
+    """`def f(x): out = fun(x, W_bound, scale=2.0); return out` for p = partial(fun, ...):
+    its parameters are those `p` leaves open, in fun's order; what it binds is constant."""
+    fun = p.func
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        raise TransformError(f"cannot read the signature of {fun!r}, bound by "
+                             "functools.partial") from None
+    args, kwargs, own, defaults = [], [], [], []
+    for i, prm in enumerate(sig.parameters.values()):
+        if prm.kind in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD):
+            if i < len(p.args) and prm.kind is prm.VAR_POSITIONAL:
+                args.extend(_bound_atom(v, f"{prm.name}_{k}") for k, v in
+                            enumerate(p.args[i:]))
+            continue
+        if i < len(p.args):
+            atom = _bound_atom(p.args[i], f"{prm.name}_bound")
+        elif prm.name in p.keywords:
+            atom = _bound_atom(p.keywords[prm.name], f"{prm.name}_bound")
+        else:
+            own.append(prm.name)
+            atom = ir.Var(prm.name)
+            if prm.default is not inspect.Parameter.empty:
+                defaults.append(prm.default)
+            elif defaults:
+                raise TransformError(f"partial of {getattr(fun, '__name__', fun)} leaves "
+                                     f"{prm.name!r} open after a parameter with a default")
+        if prm.kind is prm.KEYWORD_ONLY:
+            kwargs.append((prm.name, atom))
+        else:
+            args.append(atom)
+    name = getattr(fun, "__name__", "partial")
+    name = name if name.isidentifier() else "partial"
+    ref = ir.Ref(fun, name if name.isidentifier() else "fun")
+    body = [ir.Assign(("out",), ir.Call(ref, tuple(args), tuple(kwargs))),
+            ir.Return(ir.Var("out"))]
+    code = getattr(fun, "__code__", None)
+    return ir.Function(f"{name}_partial", tuple(own), body, tuple(defaults),
+                       code.co_filename if code else "<partial>",
+                       code.co_firstlineno if code else 1)
+
+
+def _bound_atom(value, name: str) -> ir.Atom:
+    if isinstance(value, (int, float, bool, complex, str, type(None))):
+        return ir.Const(value)
+    return ir.Ref(value, name)
+
+
+def _call_wrapper(fn) -> ir.Function:
+    """`def f(x): out = f_custom(x); return out`: a custom-rule function, transformed
+    directly, is a call the transforms then see (and answer with its rules)."""
+    params = tuple(inspect.signature(fn.fun).parameters)
+    code = fn.fun.__code__
+    body = [ir.Assign(("out",), ir.Call(ir.Ref(fn, fn.__name__), tuple(ir.Var(p)
+                                                                      for p in params))),
+            ir.Return(ir.Var("out"))]
+    return ir.Function(fn.__name__, params, body, (), code.co_filename, code.co_firstlineno)
+
+
+def _op_wrapper(op) -> ir.Function:
+    """`def exp(x): out = jnp.exp(x); return out` for an operation transformed directly."""
+    sig = rules_for(op).signature
+    params = tuple(p.name for p in sig.parameters.values()
+                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    defaults = tuple(p.default for p in sig.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                     and p.default is not inspect.Parameter.empty)
+    name = getattr(op, "__name__", "op")
+    module = getattr(op, "__module__", "") or ""
+    path = f"jnp.{name}" if module.startswith("redraft.numpy") else name
+    if module in ("redraft.numpy.linalg", "redraft.numpy.fft"):  # jnp.linalg.det, not jnp.det
+        path = f"jnp.{module.rsplit('.', 1)[1]}.{name}"
+    ref = ir.Ref(op, path, _module_root(op) if path.startswith("jnp.") else None)
+    body = [ir.Assign(("out",), ir.Call(ref, tuple(ir.Var(p) for p in params))),
+            ir.Return(ir.Var("out"))]
+    return ir.Function(name, params, body, defaults, "<redraft op>", 1)
+
+
+def _module_root(op):
+    import redraft.numpy as jnp
+    return jnp

@@ -1,0 +1,1 @@
+"""What generated source calls, named as it spells it: ad, lad, lah, vm."""
