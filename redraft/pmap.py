@@ -55,6 +55,7 @@ class Pmapped(custom_vjp):
         run.__name__ = name if name.isidentifier() else "pmapped"
         super().__init__(run, nondiff_argnums=static_argnums)
         self.defvjp(self._fwd, self._bwd)
+        self.jvp_rule = self._jvp
         self.pmap_fun = fun
         self.axis_name = axis_name
         self.in_axes = in_axes
@@ -117,6 +118,25 @@ class Pmapped(custom_vjp):
                 f"{n}, but only {len(devices)} local devices are available (set "
                 f"REDRAFT_NUM_CPU_DEVICES={n} to split the host CPU into {n} devices)")
         return devices[:n]
+
+    # ---- forward mode ----------------------------------------------------------------------
+    def _jvp(self, primals: tuple, tangents: tuple):
+        """(out, out_dot): a pmap of the per-device jvp of `fun`, each tangent mapped as its
+        primal is."""
+        from redraft.transforms import jvp
+        fun, n = self.pmap_fun, len(primals)
+        if self.static_argnums:
+            raise NotImplementedError(
+                f"forward mode through a pmap with static_broadcasted_argnums ({fun!r}): "
+                "differentiate inside the pmap instead, pmap(jvp(f), ...)")
+
+        def device_jvp(*args):
+            return jvp(fun, args[:n], args[n:])
+
+        specs = tuple(_arg_specs(self.in_axes, n, ()))
+        mapped = type(self)(device_jvp, self.axis_name, specs + specs,
+                            (self.out_axes, self.out_axes), (), self.pmap_devices)
+        return mapped(*primals, *tangents)
 
     # ---- reverse mode ----------------------------------------------------------------------
     def _fwd(self, *args):

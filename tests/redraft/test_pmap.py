@@ -412,3 +412,23 @@ def test_pmap_called_inside_a_jitted_function_says_what_to_write():
     f = redraft.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
     with pytest.raises(NotImplementedError, match=r"jit\(pmap\(f\)\)"):
         redraft.jit(lambda v: f(v) + 1.0)(X)
+
+
+def test_jvp_of_a_pmapped_function_is_a_pmap_of_jvp():
+    f = redraft.pmap(lambda v: jnp.sin(v) * lax.psum(v, "i"), axis_name="i")
+    t = np.full_like(X, 0.5)
+    out, dot = redraft.jvp(f, (jnp.asarray(X),), (jnp.asarray(t),))
+    eps = 1e-2
+    x64, t64 = X.astype(np.float64), t.astype(np.float64)
+
+    def f64(v):
+        return np.sin(v) * v.sum(0)
+    fd = (f64(x64 + eps * t64) - f64(x64 - eps * t64)) / (2 * eps)
+    np.testing.assert_allclose(out, f64(x64), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dot, fd, rtol=1e-3, atol=1e-4)
+    # inside a function being differentiated in forward mode, and against reverse mode
+    _, dot2 = redraft.jvp(lambda v: 2.0 * f(v), (jnp.asarray(X),), (jnp.asarray(t),))
+    np.testing.assert_allclose(dot2, 2.0 * np.asarray(dot), rtol=1e-6)
+    g = redraft.grad(lambda v: jnp.sum(f(v)))(jnp.asarray(X))
+    _, along = redraft.jvp(lambda v: jnp.sum(f(v)), (jnp.asarray(X),), (jnp.asarray(t),))
+    np.testing.assert_allclose(along, np.sum(np.asarray(g) * t), rtol=1e-5)

@@ -71,14 +71,14 @@ def _cached(kind: str, fn, mask: tuple, extra: tuple, make: Callable[[], Callabl
 def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
     """`fn`'s forward-mode derivative in the arguments flagged by `mask`."""
     from redraft.compiler.transforms.calls import custom
-    if isinstance(fn, custom.custom_vjp):
+    if isinstance(fn, custom.custom_vjp) and fn.jvp_rule is None:
         from redraft.compiler.transforms.common import TransformError
         raise TransformError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp "
                              f"function ({fn.__name__}); give it a custom_jvp rule instead")
 
     def make():
         from redraft.compiler.core.loader import load
-        if isinstance(fn, custom.custom_jvp):
+        if isinstance(fn, (custom.custom_jvp, custom.custom_vjp)):
             core = custom.custom_jvp_core(fn, mask)
             return load(core, header=_header(core, "custom forward rule (jvp)"))
         core, made = _transformer("jvp")(fn, mask)

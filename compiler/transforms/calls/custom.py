@@ -95,6 +95,9 @@ class custom_vjp:  # noqa: N801 - JAX's name
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
+        # (primals, tangents) -> (out, out_dot) where forward mode exists too (a pmap's is a
+        # pmap of jvp); a user's custom_vjp has none, so jvp of it raises, as in JAX
+        self.jvp_rule: Callable | None = None
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
         """fwd(*args) -> (out, residuals); bwd(residuals, g) -> a cotangent per argument."""
@@ -130,8 +133,8 @@ def _function(name: str, params, body, fn) -> ir.Function:
     return ir.Function(name, tuple(params), body, (), code.co_filename, code.co_firstlineno)
 
 
-def custom_jvp_core(fn: custom_jvp, mask: tuple[bool, ...]) -> ir.Function:
-    """(params..., tangents of active params) -> (out, out_dot) via the user's rule."""
+def custom_jvp_core(fn: custom_jvp | custom_vjp, mask: tuple[bool, ...]) -> ir.Function:
+    """(params..., tangents of active params) -> (out, out_dot) via `fn.jvp_rule`."""
     if fn.jvp_rule is None:
         raise TransformError(f"custom_jvp function {fn.__name__} has no jvp rule: decorate "
                              "one with @{name}.defjvp".replace("{name}", fn.__name__))
