@@ -26,6 +26,7 @@ from redraft.compiler.primitives.random import SAMPLERS, random_sample
 from redraft.kernels import threefry
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
+from redraft.runtime import dtypes
 from redraft.runtime.dtypes import canonicalize
 from redraft.runtime.pytree import register_pytree_node
 from redraft.runtime.staged import StagedBuf
@@ -410,7 +411,8 @@ def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ..
 
 
 def _dtype(name: str, dtype: Any, default: np.dtype, kinds: str, what: str) -> np.dtype:
-    """The canonical (32-bit) dtype for a `dtype=` argument of one of the numpy `kinds`."""
+    """The canonical dtype (32-bit unless x64 is on) for a `dtype=` argument of one of the
+    numpy `kinds`."""
     try:
         resolved = canonicalize(default if dtype is None else np.dtype(dtype))
     except TypeError:
@@ -422,9 +424,10 @@ def _dtype(name: str, dtype: Any, default: np.dtype, kinds: str, what: str) -> n
 
 def _float_dtype(name: str, dtype: Any, kinds: str = "f") -> np.dtype:
     what = "a float dtype" if kinds == "f" else "a float or complex dtype"
-    resolved = _dtype(name, dtype, np.dtype(np.float32), kinds, what)
-    if resolved.kind == "f" and resolved.itemsize not in (2, 4):
-        raise ValueError(f"dtype argument to `{name}` must be float16 or float32, got {resolved}")
+    resolved = _dtype(name, dtype, dtypes.DEFAULT_FLOAT, kinds, what)
+    if resolved.kind == "f" and resolved.itemsize not in (2, 4, 8):
+        raise ValueError(f"dtype argument to `{name}` must be float16, float32 or float64, "
+                         f"got {resolved}")
     return resolved
 
 
@@ -449,7 +452,7 @@ def _axis(name: str, axis: int, ndim: int) -> int:
 def bits(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Uniform random bits as unsigned integers (uint32 unless dtype says uint8/uint16)."""
     words = _single_key("bits", key)
-    dtype = _dtype("bits", dtype, np.dtype(np.uint32), "u", "an unsigned int dtype")
+    dtype = _dtype("bits", dtype, dtypes.DEFAULT_UINT, "u", "an unsigned int dtype")
     shape = _shape("bits", shape)
     return _sample("bits", shape, dtype, words, shape=shape, width=dtype.itemsize * 8)
 
@@ -491,6 +494,8 @@ def _normal_real(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> 
         return threefry.normal_float32(words, shape)
     low = np.nextafter(dtype.type(-1), dtype.type(0))
     u = _uniform(words, shape, dtype, low, dtype.type(1))
+    if dtype == np.float64:
+        return np.sqrt(2) * threefry.erfinv_float64(u)
     return dtype.type(np.sqrt(2)) * threefry.erfinv_float32(u).astype(dtype)
 
 
@@ -553,21 +558,21 @@ def _randint(words: np.ndarray, shape: tuple[int, ...], minval: Any, maxval: Any
     key_high, key_low = threefry.split(words, (2,))
     higher_bits = threefry.random_bits(key_high, nbits, shape)
     lower_bits = threefry.random_bits(key_low, nbits, shape)
-    span = ((maxval - minval) % (1 << nbits)).astype(unsigned)
+    span = maxval.astype(unsigned) - minval.astype(unsigned)  # wraps: mod 2**nbits
     span = np.where(maxval <= minval, unsigned.type(1), span)  # empty range: always minval
     span = np.where(out_of_range & (maxval > minval), span + unsigned.type(1), span)
     multiplier = _urem(np.asarray(unsigned.type(1 << (nbits // 2))), span)
     multiplier = _urem(multiplier * multiplier, span)  # 2**nbits % span, without overflow
     offset = _urem(higher_bits, span) * multiplier + _urem(lower_bits, span)
     offset = _urem(offset, span)
-    low = (minval % (1 << nbits)).astype(unsigned)
+    low = minval.astype(unsigned)
     return (low + offset).view(dtype)
 
 
 def randint(key: KeyLike, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
     """Integers in [minval, maxval) (minval when maxval <= minval), int32 by default."""
     words = _single_key("randint", key)
-    dtype = _dtype("randint", dtype, np.dtype(np.int32), "iu", "an integer dtype")
+    dtype = _dtype("randint", dtype, dtypes.DEFAULT_INT, "iu", "an integer dtype")
     shape = _shape("randint", shape)
     return _sample("randint", shape, dtype, words, shape=shape, dtype=dtype.name,
                    minval=minval, maxval=maxval)
