@@ -558,7 +558,8 @@ def _randint(words: np.ndarray, shape: tuple[int, ...], minval: Any, maxval: Any
     key_high, key_low = threefry.split(words, (2,))
     higher_bits = threefry.random_bits(key_high, nbits, shape)
     lower_bits = threefry.random_bits(key_low, nbits, shape)
-    span = maxval.astype(unsigned) - minval.astype(unsigned)  # wraps: mod 2**nbits
+    with np.errstate(over="ignore"):
+        span = maxval.astype(unsigned) - minval.astype(unsigned)  # wraps: mod 2**nbits
     span = np.where(maxval <= minval, unsigned.type(1), span)  # empty range: always minval
     span = np.where(out_of_range & (maxval > minval), span + unsigned.type(1), span)
     multiplier = _urem(np.asarray(unsigned.type(1 << (nbits // 2))), span)
@@ -628,7 +629,7 @@ def _permutation(words: np.ndarray, x: Any, axis: int, independent: bool) -> np.
             raise TypeError("permutation: x must be an integer or at least 1-dimensional, "
                             f"got {x.dtype} scalar")
         _axis("permutation", axis, 1)
-        return _shuffle(words, np.arange(int(x), dtype=np.int32), 0)
+        return _shuffle(words, np.arange(int(x), dtype=dtypes.DEFAULT_INT), 0)
     x = _canonical_array(x)
     axis = _axis("permutation", axis, x.ndim)
     if independent or x.ndim == 1:
@@ -643,7 +644,7 @@ def permutation(key: KeyLike, x: int | Any, axis: int = 0, independent: bool = F
     if not (_is_staged(words) or _is_staged(x)):
         return _wrap(_permutation(words, x, axis, independent))
     if isinstance(x, (int, np.integer)):  # a permutation of range(x)
-        return _sample("permutation", (int(x),), np.int32, words, x=int(x), axis=axis,
+        return _sample("permutation", (int(x),), dtypes.DEFAULT_INT, words, x=int(x), axis=axis,
                        independent=independent)
     if _is_staged(x) and x.ndim == 0:
         raise TypeError("permutation: the length of a permutation of range(x) must be known "
@@ -671,12 +672,32 @@ def shuffle(key: KeyLike, x: Any, axis: int = 0) -> Any:
 
 
 def _log(x: np.ndarray) -> np.ndarray:
-    """log as XLA computes it (float16 through float32), for bit-exact samples."""
+    """log as XLA computes it (float16 through float32; float64 by the C library's log, as
+    XLA's CPU backend calls it), for bit-exact samples."""
+    if x.dtype == np.float64:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x)
     return threefry.log_float32(x).astype(x.dtype)
 
 
 def _log1p(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float64:
+        return threefry.log1p_float64(x)
     return threefry.log1p_float32(x).astype(x.dtype)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf as XLA computes it in float32; float64 by the C library's erf, never in float32
+    (within an ulp or two of XLA's float64 rational, not bit for bit)."""
+    if x.dtype == np.float64:
+        return np.vectorize(math.erf, otypes=[np.float64])(x)
+    return threefry.erf_float32(x).astype(x.dtype)
+
+
+def _erfinv(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float64:
+        return threefry.erfinv_float64(x)
+    return threefry.erfinv_float32(x).astype(x.dtype)
 
 
 def _gumbel(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype, mode: str
@@ -747,7 +768,7 @@ def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
                          f"(size {n_inputs}) when 'replace=False'")
     if p is None:
         if replace:
-            index = _randint(words, shape, 0, n_inputs, np.dtype(np.int32))
+            index = _randint(words, shape, 0, n_inputs, dtypes.DEFAULT_INT)
             result = index if arr.ndim == 0 else np.take(arr, index, axis=axis)
         else:
             population = n_inputs if arr.ndim == 0 else arr
@@ -762,7 +783,7 @@ def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
         if replace:
             p_cuml = np.cumsum(p_arr)
             r = p_cuml[-1] * (p_arr.dtype.type(1) - _uniform(words, shape, p_arr.dtype, 0., 1.))
-            index = np.searchsorted(p_cuml, r).astype(np.int32)
+            index = np.searchsorted(p_cuml, r).astype(dtypes.DEFAULT_INT)
         else:
             g = _gumbel(words, (n_inputs,), p_arr.dtype, mode) + _log(p_arr)
             index = _top_k_indices(g, n_draws)
@@ -783,10 +804,10 @@ def truncated_normal(key: KeyLike, lower: Any, upper: Any, shape: Shape | None =
         shape = _shape("truncated_normal", shape)
         _check_shape("truncated_normal", shape, lower.shape, upper.shape)
     sqrt2 = dtype.type(np.sqrt(2))
-    a = threefry.erf_float32(lower / sqrt2).astype(dtype)
-    b = threefry.erf_float32(upper / sqrt2).astype(dtype)
+    a = _erf(lower / sqrt2)
+    b = _erf(upper / sqrt2)
     u = _uniform(words, shape, dtype, a, b)
-    out = sqrt2 * threefry.erfinv_float32(u).astype(dtype)
+    out = sqrt2 * _erfinv(u)
     low = np.nextafter(lower, dtype.type(np.inf))
     high = np.nextafter(upper, dtype.type(-np.inf))
     return _wrap(np.minimum(np.maximum(out, low), high).astype(dtype))

@@ -138,7 +138,11 @@ def promote_pair(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool) -> tuple[
 @functools.lru_cache(maxsize=None)
 def _promote_pair(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool,
                   x64: bool) -> tuple[np.dtype, bool]:
-    """promote_pair under a given x64 state (part of the cache key: the answer depends on it)."""
+    """promote_pair under a given x64 state (part of the cache key: the answer depends on it).
+    With x64 off the operands are canonicalised first, as JAX does (int8 with uint64 is
+    int8 with uint32, so int32, not a float)."""
+    if not x64:
+        a, b = canonicalize(a), canonicalize(b)
     node = _join(_node(a, a_weak), _node(b, b_weak))
     if isinstance(node, str):
         return _WEAK_DEFAULT[node](), True
@@ -217,14 +221,16 @@ def _requested(dtype) -> np.dtype | None:
         raise TypeError(f"dtype {dtype!r} is not a valid dtype") from None
 
 
-def _info_dtype(dtype) -> np.dtype:
+def resolve_dtype(dtype) -> np.dtype:
+    """A dtype argument canonicalised without a warning (result_type, finfo: questions about
+    types, not requests for arrays); Python types map to the defaults."""
     requested = _requested(dtype)
     return canonicalize(requested) if requested is not None else _python_type_default(dtype)
 
 
 def finfo(dtype) -> np.finfo:
-    return np.finfo(_info_dtype(dtype))
+    return np.finfo(resolve_dtype(dtype))
 
 
 def iinfo(dtype) -> np.iinfo:
-    return np.iinfo(_info_dtype(dtype))
+    return np.iinfo(resolve_dtype(dtype))

@@ -123,7 +123,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base: float = 10.0,
              dtype=None) -> Array:
     values = np.logspace(float(start), float(stop), int(num), endpoint=endpoint, base=base)
-    return wrap_host(values.astype(dtypes.check_dtype_arg(dtype or dtypes.DEFAULT_FLOAT, "logspace")))
+    dt = dtypes.check_dtype_arg(dtype, "logspace") if dtype is not None else dtypes.DEFAULT_FLOAT
+    return wrap_host(values.astype(dt))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
@@ -136,7 +137,8 @@ def identity(n: int, dtype=None) -> Array:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
-    dt = dtypes.check_dtype_arg(dtype, "tri") if dtype is not None else dtypes.DEFAULT_FLOAT
+    """Ones on and below diagonal k. float32 by default, with x64 on as well, as JAX's."""
+    dt = dtypes.check_dtype_arg(dtype, "tri") if dtype is not None else dtypes.float32
     return wrap_host(np.tri(int(N), None if M is None else int(M), int(k), dtype=dt), False)
 
 
