@@ -740,7 +740,7 @@ def _top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
 
 def _inexact_probabilities(p: Any) -> np.ndarray:
     p = _canonical_array(p)
-    return p if p.dtype.kind in "fc" else p.astype(np.float32)
+    return p if p.dtype.kind in "fc" else p.astype(dtypes.DEFAULT_FLOAT)
 
 
 def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
@@ -836,7 +836,7 @@ def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None =
         sample_shape.insert(axis, logits.shape[axis])
         noise = _gumbel(words, (*prefix, *sample_shape), logits.dtype, mode)
         scores = noise + logits.reshape((1,) * len(prefix) + logits.shape)
-        return _wrap(np.argmax(scores, axis=axis_from_end).astype(np.int32))
+        return _wrap(np.argmax(scores, axis=axis_from_end).astype(dtypes.DEFAULT_INT))
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
@@ -903,10 +903,11 @@ def logistic(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
 
 
 def rademacher(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
-    """-1 or +1 with equal probability (int32 unless dtype says otherwise)."""
+    """-1 or +1 with equal probability (the default int unless dtype says otherwise): a
+    bernoulli(0.5), which draws uniforms in the default float as JAX's does."""
     words = _single_key("rademacher", key)
-    dtype = np.dtype(np.int32) if dtype is None else canonicalize(np.dtype(dtype))
-    flips = _uniform(words, _shape("rademacher", shape), np.dtype(np.float32), 0., 1.) < 0.5
+    dtype = dtypes.DEFAULT_INT if dtype is None else canonicalize(np.dtype(dtype))
+    flips = _uniform(words, _shape("rademacher", shape), dtypes.DEFAULT_FLOAT, 0., 1.) < 0.5
     return _wrap((2 * flips.astype(dtype) - 1).astype(dtype))
 
 

@@ -26,6 +26,19 @@ CASES = {
     "permutation": "random.permutation(key, 30)",
     "truncated_normal": "random.truncated_normal(key, -1.0, 2.0, (64,))",
     "exponential": "random.exponential(key, (64,))",
+    "laplace": "random.laplace(key, (32,))",
+    "logistic": "random.logistic(key, (32,))",
+    "gumbel": "random.gumbel(key, (32,))",
+    "rayleigh": "random.rayleigh(key, 2.5, (32,))",
+    "triangular": "random.triangular(key, -1.0, 0.3, 2.0, (32,))",
+    "rademacher": "random.rademacher(key, (32,))",
+    "bernoulli": "random.bernoulli(key, 0.3, (32,))",
+    "categorical": "random.categorical(key, jnp.zeros(5), shape=(32,))",
+    "orthogonal": "random.orthogonal(key, 3)",
+    "uniform_f16": "random.uniform(key, (8,), dtype=jnp.float16)",
+    "normal_c128": "random.normal(key, (8,), dtype=jnp.complex128)",
+    "permutation_array": "random.permutation(key, jnp.arange(10))",
+    "randint_u8": "random.randint(key, (16,), 0, 200, dtype=jnp.uint8)",
 }
 SEEDS = (0, 42)
 
@@ -33,8 +46,11 @@ SEEDS = (0, 42)
 def bit_pattern(value) -> tuple[str, list[int]]:
     """(dtype name, the values as unsigned integers of their width: exact in JSON)."""
     a = np.asarray(value)
+    name = a.dtype.name
+    if a.dtype.kind == "c":  # (real, imaginary) pairs
+        a = np.stack([a.real, a.imag], axis=-1)
     unsigned = np.dtype(f"uint{a.dtype.itemsize * 8}") if a.dtype.kind != "b" else a.dtype
-    return a.dtype.name, a.view(unsigned).ravel().tolist()
+    return name, a.view(unsigned).ravel().tolist()
 
 
 def main() -> None:
