@@ -18,6 +18,7 @@ from redraft.compiler.ir.ssa import Function
 from redraft.compiler.staging.interpreter import Interpreter
 from redraft.compiler.transforms.calls.callable_core import core_of
 from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.config import x64_enabled
 from redraft.runtime.eager import install_device_binder
 from redraft.runtime.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from redraft.runtime.staging_context import staging
@@ -29,11 +30,13 @@ class Signature:
     treedef: PyTreeDef  # structure of the non-static arguments
     avals: tuple[ShapedArray, ...]  # types of their array leaves
     statics: tuple  # (position, value) of the static arguments
+    x64: bool = False  # the x64 flag when compiled: it changes the defaults inside the code
 
     def describe(self) -> str:
         types = ", ".join(a.str_short() + ("~" if a.weak_type else "") for a in self.avals)
         statics = ", ".join(f"arg{i}={v!r:.30}" for i, v in self.statics)
-        return f"({types}{'; static ' + statics if statics else ''})"
+        x64 = "; x64" if self.x64 else ""
+        return f"({types}{'; static ' + statics if statics else ''}{x64})"
 
 
 def leaf_aval(leaf) -> ShapedArray:
@@ -49,7 +52,8 @@ def signature_of(args: tuple, static: set[int]) -> tuple[Signature, list]:
     dynamic = tuple(a for i, a in enumerate(args) if i not in static)
     leaves, treedef = tree_flatten(dynamic)
     statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
-    return Signature(treedef, tuple(leaf_aval(v) for v in leaves), statics), leaves
+    return Signature(treedef, tuple(leaf_aval(v) for v in leaves), statics,
+                     x64_enabled()), leaves
 
 
 @dataclass

@@ -243,13 +243,16 @@ def unit_floats(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def scale_to_range(unit: np.ndarray, minval: np.ndarray, maxval: np.ndarray) -> np.ndarray:
     """JAX's max(minval, unit * (maxval - minval) + minval), in unit's dtype.
 
-    float32 fuses the multiply-add as XLA does; float16 arithmetic rounds every step.
+    float32 and float64 fuse the multiply-add as XLA does; float16 arithmetic rounds every
+    step.
     """
     dtype = unit.dtype
     minval = np.asarray(minval, dtype)
     span = np.asarray(maxval, dtype) - minval
     if dtype == np.float32:
         value = fma_float32(unit, span, minval)
+    elif dtype == np.float64:
+        value = fma_float64(unit, span, minval)
     else:
         value = unit * span + minval
     return np.where(value < minval, minval, value)
@@ -360,6 +363,121 @@ def erfinv_float32(x: np.ndarray) -> np.ndarray:
             poly = fma_float32(poly, w, np.where(small, lo_coef, hi_coef))
         result = poly * x
         return np.where(np.abs(x) == np.float32(1), x * np.float32(np.inf), result)
+
+
+def fma_float64(a, b, c) -> np.ndarray:
+    """a * b + c rounded once to float64, emulated exactly (Boldo and Melquiond): the product
+    split into two doubles (Veltkamp/Dekker), the sum of the three parts rounded to odd, then
+    to nearest. Used where XLA fuses a float64 multiply-add. Operands must keep a * b finite
+    and away from the subnormal range (sampler values are)."""
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        high = a * b
+        low = _two_product_error(a, b, high)
+        total, error = _two_sum(c, high)
+        odd = _round_to_odd(error, low)
+        return total + odd
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x = hi + lo with each part on 26 bits (Veltkamp's splitting)."""
+    t = x * np.float64(134217729.0)  # 2**27 + 1
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _two_product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
+    """The exact a * b - product, where product = fl(a * b) (Dekker)."""
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fl(a + b), the exact rounding error) by Knuth's TwoSum."""
+    total = a + b
+    back = total - a
+    return total, (a - (total - back)) + (b - back)
+
+
+def _round_to_odd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b rounded to odd: an inexact sum gets an odd last bit."""
+    total, error = _two_sum(a, b)
+    even = (total.view(np.uint64) & np.uint64(1)) == 0
+    inexact = (error != 0) & even & np.isfinite(total)
+    return np.where(inexact, np.nextafter(total, np.where(error > 0, np.inf, -np.inf)), total)
+
+
+def log1p_float64(t: np.ndarray) -> np.ndarray:
+    """log(1 + t) in float64 as XLA's CPU backend computes it: Cephes' rational (the float32
+    version's coefficients, in double) for |t| < sqrt(2) - 1, else log(1 + t) by libm."""
+    t = np.asarray(t, np.float64)
+    num, den = (np.asarray(c, np.float64) for c in (_LOG1P_NUM64, _LOG1P_DEN64))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        t2 = t * t
+        p, q = np.zeros_like(t), np.zeros_like(t)
+        for a, b in zip(num, den):
+            p, q = fma_float64(p, t, a), fma_float64(q, t, b)
+        small = t + fma_float64(-0.5, t2, (t * t2) * (p / q))
+        return np.where(np.abs(t) < _LOG1P_SMALL64, small, np.log(t + 1.0))
+
+
+_LOG1P_NUM64 = (4.5270000862445199635215e-5, 4.9854102823193375972212e-1,
+                6.5787325942061044846969e0, 2.9911919328553073277375e1,
+                6.0949667980987787057556e1, 5.7112963590585538103336e1,
+                2.0039553499201281259648e1)
+_LOG1P_DEN64 = (1.0, 1.5062909083469192043167e1, 8.3047565967967209469434e1,
+                2.2176239823732856465394e2, 3.0909872225312059774938e2,
+                2.1642788614495947685003e2, 6.0118660497603843919306e1)
+_LOG1P_SMALL64 = 0.41421356237309504880
+
+
+# Giles' float64 erfinv polynomials in three ranges of w = -log1p(-x * x), highest order
+# first, as XLA's ErfInv for F64 evaluates them (published coefficients).
+_ERFINV64_W_BELOW_6_25 = (
+    -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+    1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+    6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+    2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+    1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+    4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+    0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+    0.24015818242558961693, 1.6536545626831027356)
+_ERFINV64_W_BELOW_16 = (
+    2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+    1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+    2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+    6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+    0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+    -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+    3.0838856104922207635)
+_ERFINV64_W_ABOVE_16 = (
+    -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+    -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+    2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+    -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+    7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+    1.0103004648645343977, 4.8499064014085844221)
+
+
+def erfinv_float64(x: np.ndarray) -> np.ndarray:
+    """Inverse error function in float64 as XLA computes it: Giles' three polynomials, the
+    multiply-adds fused. erfinv(+-1) = +-inf and |x| > 1 gives nan."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        w = -log1p_float64(-x * x)
+        below_6_25, below_16 = w < 6.25, w < 16.0
+        root = np.sqrt(w)
+        w = np.where(below_6_25, w - 3.125, root - np.where(below_16, 3.25, 5.0))
+        tiers = (_ERFINV64_W_BELOW_6_25, _ERFINV64_W_BELOW_16, _ERFINV64_W_ABOVE_16)
+        p = np.where(below_6_25, tiers[0][0], np.where(below_16, tiers[1][0], tiers[2][0]))
+        for i in range(1, 23):
+            coef = np.where(below_6_25, tiers[0][i], np.where(
+                below_16, tiers[1][i] if i < 19 else 0.0, tiers[2][i] if i < 17 else 0.0))
+            step = fma_float64(p, w, coef)
+            live = True if i < 17 else (below_16 if i < 19 else below_6_25)
+            p = np.where(live, step, p)
+        return np.where(np.abs(x) == 1, x * np.inf, p * x)
 
 
 def erf_float32(x: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@
     redraft.jit(f)       # compiled through an SSA IR to LLVM (alias: redraft.compile)
 """
 from redraft.runtime.array import Array  # noqa: F401
+from redraft.runtime.config import config, enable_x64  # noqa: F401
 from redraft.runtime.devices import Device, default_backend  # noqa: F401
 from redraft.runtime.transfer import device_get, device_put  # noqa: F401
 from redraft import numpy, lax, random, tree_util  # noqa: F401

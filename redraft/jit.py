@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from redraft.compiler import driver
 from redraft.compiler.staging.values import register_transparent
 from redraft.runtime.array import Array
+from redraft.runtime.config import x64_enabled
 from redraft.runtime.errors import prefix_user_origin
 from redraft.runtime.pytree import tree_leaves
 from redraft.runtime.staged import StagedBuf
@@ -52,7 +53,8 @@ class Jitted:
         self._gathers = needs_specialising(fun)
         self._cache: dict[driver.Signature, driver.Compiled] = {}
         # calls whose arguments are all host Arrays, Python scalars or NumPy arrays, keyed
-        # cheaply: (compiled, dtype of each parameter, values of the defaulted ones)
+        # cheaply by (the x64 flag, fast_key): (compiled, dtype of each parameter, values of
+        # the defaulted ones). The flag changes Python scalars' types and the code's defaults.
         self._fast: dict[tuple, tuple[driver.Compiled, tuple, tuple]] = {}
         self._device_cache: dict[tuple, object] = {}  # (signature, GPU) -> DeviceCompiled
         self._names = names
@@ -74,7 +76,7 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         key = None if kwargs or self.static or self.device else fast_key(args)
         if key is not None:
-            entry = self._fast.get(key)
+            entry = self._fast.get((x64_enabled(), key))
             if entry is not None:  # the hot path: no pytrees, no signature objects
                 compiled, dtypes, defaults = entry
                 return compiled.call_buffers(_fast_buffers(args + defaults, dtypes))
@@ -103,8 +105,8 @@ class Jitted:
         if key is not None and len(compiled.ir.params) == len(args):
             defaults = args[len(key):]  # parameters the caller left to their defaults
             if fast_key(defaults) is not None:
-                self._fast[key] = (compiled, tuple(p.aval.dtype for p in compiled.ir.params),
-                                   defaults)
+                param_dtypes = tuple(p.aval.dtype for p in compiled.ir.params)
+                self._fast[(x64_enabled(), key)] = (compiled, param_dtypes, defaults)
         try:
             return compiled(leaves)
         except Exception as e:

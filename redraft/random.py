@@ -26,6 +26,7 @@ from redraft.compiler.primitives.random import SAMPLERS, random_sample
 from redraft.kernels import threefry
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
+from redraft.runtime import dtypes
 from redraft.runtime.dtypes import canonicalize
 from redraft.runtime.pytree import register_pytree_node
 from redraft.runtime.staged import StagedBuf
@@ -410,7 +411,8 @@ def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ..
 
 
 def _dtype(name: str, dtype: Any, default: np.dtype, kinds: str, what: str) -> np.dtype:
-    """The canonical (32-bit) dtype for a `dtype=` argument of one of the numpy `kinds`."""
+    """The canonical dtype (32-bit unless x64 is on) for a `dtype=` argument of one of the
+    numpy `kinds`."""
     try:
         resolved = canonicalize(default if dtype is None else np.dtype(dtype))
     except TypeError:
@@ -422,9 +424,10 @@ def _dtype(name: str, dtype: Any, default: np.dtype, kinds: str, what: str) -> n
 
 def _float_dtype(name: str, dtype: Any, kinds: str = "f") -> np.dtype:
     what = "a float dtype" if kinds == "f" else "a float or complex dtype"
-    resolved = _dtype(name, dtype, np.dtype(np.float32), kinds, what)
-    if resolved.kind == "f" and resolved.itemsize not in (2, 4):
-        raise ValueError(f"dtype argument to `{name}` must be float16 or float32, got {resolved}")
+    resolved = _dtype(name, dtype, dtypes.DEFAULT_FLOAT, kinds, what)
+    if resolved.kind == "f" and resolved.itemsize not in (2, 4, 8):
+        raise ValueError(f"dtype argument to `{name}` must be float16, float32 or float64, "
+                         f"got {resolved}")
     return resolved
 
 
@@ -449,7 +452,7 @@ def _axis(name: str, axis: int, ndim: int) -> int:
 def bits(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Uniform random bits as unsigned integers (uint32 unless dtype says uint8/uint16)."""
     words = _single_key("bits", key)
-    dtype = _dtype("bits", dtype, np.dtype(np.uint32), "u", "an unsigned int dtype")
+    dtype = _dtype("bits", dtype, dtypes.DEFAULT_UINT, "u", "an unsigned int dtype")
     shape = _shape("bits", shape)
     return _sample("bits", shape, dtype, words, shape=shape, width=dtype.itemsize * 8)
 
@@ -491,6 +494,8 @@ def _normal_real(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> 
         return threefry.normal_float32(words, shape)
     low = np.nextafter(dtype.type(-1), dtype.type(0))
     u = _uniform(words, shape, dtype, low, dtype.type(1))
+    if dtype == np.float64:
+        return np.sqrt(2) * threefry.erfinv_float64(u)
     return dtype.type(np.sqrt(2)) * threefry.erfinv_float32(u).astype(dtype)
 
 
@@ -553,21 +558,22 @@ def _randint(words: np.ndarray, shape: tuple[int, ...], minval: Any, maxval: Any
     key_high, key_low = threefry.split(words, (2,))
     higher_bits = threefry.random_bits(key_high, nbits, shape)
     lower_bits = threefry.random_bits(key_low, nbits, shape)
-    span = ((maxval - minval) % (1 << nbits)).astype(unsigned)
+    with np.errstate(over="ignore"):
+        span = maxval.astype(unsigned) - minval.astype(unsigned)  # wraps: mod 2**nbits
     span = np.where(maxval <= minval, unsigned.type(1), span)  # empty range: always minval
     span = np.where(out_of_range & (maxval > minval), span + unsigned.type(1), span)
     multiplier = _urem(np.asarray(unsigned.type(1 << (nbits // 2))), span)
     multiplier = _urem(multiplier * multiplier, span)  # 2**nbits % span, without overflow
     offset = _urem(higher_bits, span) * multiplier + _urem(lower_bits, span)
     offset = _urem(offset, span)
-    low = (minval % (1 << nbits)).astype(unsigned)
+    low = minval.astype(unsigned)
     return (low + offset).view(dtype)
 
 
 def randint(key: KeyLike, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
     """Integers in [minval, maxval) (minval when maxval <= minval), int32 by default."""
     words = _single_key("randint", key)
-    dtype = _dtype("randint", dtype, np.dtype(np.int32), "iu", "an integer dtype")
+    dtype = _dtype("randint", dtype, dtypes.DEFAULT_INT, "iu", "an integer dtype")
     shape = _shape("randint", shape)
     return _sample("randint", shape, dtype, words, shape=shape, dtype=dtype.name,
                    minval=minval, maxval=maxval)
@@ -623,7 +629,7 @@ def _permutation(words: np.ndarray, x: Any, axis: int, independent: bool) -> np.
             raise TypeError("permutation: x must be an integer or at least 1-dimensional, "
                             f"got {x.dtype} scalar")
         _axis("permutation", axis, 1)
-        return _shuffle(words, np.arange(int(x), dtype=np.int32), 0)
+        return _shuffle(words, np.arange(int(x), dtype=dtypes.DEFAULT_INT), 0)
     x = _canonical_array(x)
     axis = _axis("permutation", axis, x.ndim)
     if independent or x.ndim == 1:
@@ -638,7 +644,7 @@ def permutation(key: KeyLike, x: int | Any, axis: int = 0, independent: bool = F
     if not (_is_staged(words) or _is_staged(x)):
         return _wrap(_permutation(words, x, axis, independent))
     if isinstance(x, (int, np.integer)):  # a permutation of range(x)
-        return _sample("permutation", (int(x),), np.int32, words, x=int(x), axis=axis,
+        return _sample("permutation", (int(x),), dtypes.DEFAULT_INT, words, x=int(x), axis=axis,
                        independent=independent)
     if _is_staged(x) and x.ndim == 0:
         raise TypeError("permutation: the length of a permutation of range(x) must be known "
@@ -666,12 +672,32 @@ def shuffle(key: KeyLike, x: Any, axis: int = 0) -> Any:
 
 
 def _log(x: np.ndarray) -> np.ndarray:
-    """log as XLA computes it (float16 through float32), for bit-exact samples."""
+    """log as XLA computes it (float16 through float32; float64 by the C library's log, as
+    XLA's CPU backend calls it), for bit-exact samples."""
+    if x.dtype == np.float64:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x)
     return threefry.log_float32(x).astype(x.dtype)
 
 
 def _log1p(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float64:
+        return threefry.log1p_float64(x)
     return threefry.log1p_float32(x).astype(x.dtype)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf as XLA computes it in float32; float64 by the C library's erf, never in float32
+    (within an ulp or two of XLA's float64 rational, not bit for bit)."""
+    if x.dtype == np.float64:
+        return np.vectorize(math.erf, otypes=[np.float64])(x)
+    return threefry.erf_float32(x).astype(x.dtype)
+
+
+def _erfinv(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float64:
+        return threefry.erfinv_float64(x)
+    return threefry.erfinv_float32(x).astype(x.dtype)
 
 
 def _gumbel(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype, mode: str
@@ -714,7 +740,7 @@ def _top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
 
 def _inexact_probabilities(p: Any) -> np.ndarray:
     p = _canonical_array(p)
-    return p if p.dtype.kind in "fc" else p.astype(np.float32)
+    return p if p.dtype.kind in "fc" else p.astype(dtypes.DEFAULT_FLOAT)
 
 
 def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
@@ -742,7 +768,7 @@ def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
                          f"(size {n_inputs}) when 'replace=False'")
     if p is None:
         if replace:
-            index = _randint(words, shape, 0, n_inputs, np.dtype(np.int32))
+            index = _randint(words, shape, 0, n_inputs, dtypes.DEFAULT_INT)
             result = index if arr.ndim == 0 else np.take(arr, index, axis=axis)
         else:
             population = n_inputs if arr.ndim == 0 else arr
@@ -757,7 +783,7 @@ def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
         if replace:
             p_cuml = np.cumsum(p_arr)
             r = p_cuml[-1] * (p_arr.dtype.type(1) - _uniform(words, shape, p_arr.dtype, 0., 1.))
-            index = np.searchsorted(p_cuml, r).astype(np.int32)
+            index = np.searchsorted(p_cuml, r).astype(dtypes.DEFAULT_INT)
         else:
             g = _gumbel(words, (n_inputs,), p_arr.dtype, mode) + _log(p_arr)
             index = _top_k_indices(g, n_draws)
@@ -778,10 +804,10 @@ def truncated_normal(key: KeyLike, lower: Any, upper: Any, shape: Shape | None =
         shape = _shape("truncated_normal", shape)
         _check_shape("truncated_normal", shape, lower.shape, upper.shape)
     sqrt2 = dtype.type(np.sqrt(2))
-    a = threefry.erf_float32(lower / sqrt2).astype(dtype)
-    b = threefry.erf_float32(upper / sqrt2).astype(dtype)
+    a = _erf(lower / sqrt2)
+    b = _erf(upper / sqrt2)
     u = _uniform(words, shape, dtype, a, b)
-    out = sqrt2 * threefry.erfinv_float32(u).astype(dtype)
+    out = sqrt2 * _erfinv(u)
     low = np.nextafter(lower, dtype.type(np.inf))
     high = np.nextafter(upper, dtype.type(-np.inf))
     return _wrap(np.minimum(np.maximum(out, low), high).astype(dtype))
@@ -810,7 +836,7 @@ def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None =
         sample_shape.insert(axis, logits.shape[axis])
         noise = _gumbel(words, (*prefix, *sample_shape), logits.dtype, mode)
         scores = noise + logits.reshape((1,) * len(prefix) + logits.shape)
-        return _wrap(np.argmax(scores, axis=axis_from_end).astype(np.int32))
+        return _wrap(np.argmax(scores, axis=axis_from_end).astype(dtypes.DEFAULT_INT))
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
@@ -877,10 +903,11 @@ def logistic(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
 
 
 def rademacher(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
-    """-1 or +1 with equal probability (int32 unless dtype says otherwise)."""
+    """-1 or +1 with equal probability (the default int unless dtype says otherwise): a
+    bernoulli(0.5), which draws uniforms in the default float as JAX's does."""
     words = _single_key("rademacher", key)
-    dtype = np.dtype(np.int32) if dtype is None else canonicalize(np.dtype(dtype))
-    flips = _uniform(words, _shape("rademacher", shape), np.dtype(np.float32), 0., 1.) < 0.5
+    dtype = dtypes.DEFAULT_INT if dtype is None else canonicalize(np.dtype(dtype))
+    flips = _uniform(words, _shape("rademacher", shape), dtypes.DEFAULT_FLOAT, 0., 1.) < 0.5
     return _wrap((2 * flips.astype(dtype) - 1).astype(dtype))
 
 

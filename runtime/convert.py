@@ -6,24 +6,25 @@ import numpy as np
 from redraft.runtime import dtypes
 from redraft.runtime.array import Array, wrap_host
 
-_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
-
-
 def scalar_array(value, dtype=None) -> Array:
     """An Array from a Python scalar: weakly typed unless it is a bool or `dtype` is given."""
     if dtype is not None:
-        return wrap_host(np.asarray(value, dtype=dtype), False)
+        return wrap_host(np.asarray(value, dtype=dtypes.canonicalize(dtype)), False)
     kind = type(value)
-    if kind is int and not _INT32_MIN <= value <= _INT32_MAX:
-        raise OverflowError(f"Python int {value} is too large for int32 (redraft's int type)")
     dt = dtypes.python_scalar_dtype(value)
+    if kind is int:
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python int {value} is too large for {dt} (redraft's int type; "
+                                f"int64 with x64 on)")
     return wrap_host(np.asarray(value, dtype=dt), kind is not bool)
 
 
-def host_array(value, dtype=None) -> np.ndarray:
-    """A NumPy buffer for a NumPy value or nested sequence, canonicalised to 32 bits."""
+def host_array(value, dtype=None, name: str = "asarray") -> np.ndarray:
+    """A NumPy buffer for a NumPy value or nested sequence, canonicalised (to 32 bits with
+    x64 off); `name` is the API function a requested `dtype` is reported under."""
     if dtype is not None:
-        dtype = dtypes.check_dtype_arg(dtype)
+        dtype = dtypes.check_dtype_arg(dtype, name)
     buf = np.asarray(value, dtype=dtype)
     if buf.dtype == object:
         raise TypeError(f"cannot make an array from {type(value).__name__} "
@@ -78,9 +79,10 @@ def _nested_dtype(obj) -> tuple[np.dtype, bool] | None:
     return dtypes.promote_types(*types)
 
 
-def new_array(object, dtype=None, ndmin: int = 0) -> Array:  # noqa: A002
-    """A new Array from an array-like (jnp.array, device_put): 64-bit inputs become 32-bit,
-    nested lists take JAX's promoted type of their leaves. Never weakly typed."""
+def new_array(object, dtype=None, ndmin: int = 0, name: str = "array") -> Array:  # noqa: A002
+    """A new Array from an array-like (jnp.array, device_put): with x64 off 64-bit inputs
+    become 32-bit; nested lists take JAX's promoted type of their leaves. Never weakly typed.
+    `name` is the API function a truncated `dtype` request is reported under."""
     if isinstance(object, Array) and dtype is None and ndmin <= object.ndim:
         return wrap_host(object._buf, False) if object._weak else object
     if dtype is None and isinstance(object, (list, tuple)):
@@ -88,7 +90,7 @@ def new_array(object, dtype=None, ndmin: int = 0) -> Array:  # noqa: A002
         dtype = promoted[0] if promoted else dtypes.DEFAULT_FLOAT
     if type(object) in (int, float, complex) and dtype is None:
         dtype = dtypes.python_scalar_dtype(object)
-    buf = host_array(leaf_values(object), dtype)
+    buf = host_array(leaf_values(object), dtype, name)
     if buf is object or (isinstance(object, np.ndarray) and np.shares_memory(buf, object)):
         buf = buf.copy()
     if buf.ndim < ndmin:

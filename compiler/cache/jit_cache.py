@@ -49,7 +49,7 @@ def cache_key(fun, sig) -> str | None:
     knobs = ",".join(f"{k}={os.environ.get(k, '')}" for k in (
         "REDRAFT_NUM_THREADS", "REDRAFT_LLVM_STRICT"))
     text = "\n".join([sys.version, fun_print, static_print, aux_print, repr(sig.treedef),
-                      types, knobs, redraft_stamp(), cpu_stamp()])
+                      types, f"x64={sig.x64}", knobs, redraft_stamp(), cpu_stamp()])
     return hashlib.sha256(text.encode()).hexdigest()
 
 

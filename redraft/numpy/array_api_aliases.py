@@ -75,7 +75,7 @@ def rint(x) -> Array:
     """Round to the nearest integer, ties to even (as a float)."""
     x = jnp.asarray(x)
     if not np.issubdtype(x.dtype, np.inexact):
-        return x.astype(jnp.float32)
+        return x.astype(float)
     return jnp.round(x)
 
 
@@ -100,7 +100,7 @@ def ldexp(x1, x2) -> Array:
         raise TypeError(f"ldexp: the exponent must be an integer, got {x2.dtype}")
     x1 = jnp.asarray(x1)
     if not np.issubdtype(x1.dtype, np.inexact):
-        x1 = x1.astype(jnp.float32)
+        x1 = x1.astype(float)
     return x1 * jnp.exp2(x2.astype(x1.dtype))
 
 

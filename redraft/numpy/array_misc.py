@@ -202,7 +202,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
         raise NotImplementedError("gradient: only edge_order=1 is supported (as in JAX)")
     f = jnp.asarray(f)
     if not np.issubdtype(f.dtype, np.inexact):
-        f = f.astype(jnp.float32)
+        f = f.astype(float)
     axes = tuple(range(f.ndim)) if axis is None else tuple(np.atleast_1d(axis))
     spacings = list(varargs) if varargs else [1.0] * len(axes)
     if len(spacings) == 1 and len(axes) > 1:
@@ -233,7 +233,7 @@ def unwrap(p, discont=None, axis: int = -1, period: float = 2 * np.pi) -> Array:
     complement, along axis."""
     p = jnp.asarray(p)
     if not np.issubdtype(p.dtype, np.inexact):
-        p = p.astype(jnp.float32)
+        p = p.astype(float)
     discont = period / 2 if discont is None else discont
     moved = jnp.moveaxis(p, axis, -1)
     dd = jnp.diff(moved, axis=-1)

@@ -12,20 +12,21 @@ from redraft.runtime.convert import new_array as _new_array
 
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0) -> Array:  # noqa: A002
-    """A new Array from an array-like; 64-bit inputs become 32-bit. Never weakly typed."""
-    return _new_array(object, dtype, ndmin)
+    """A new Array from an array-like; with x64 off 64-bit inputs become 32-bit. Never
+    weakly typed."""
+    return _new_array(object, dtype, ndmin, "array")
 
 
 def asarray(a, dtype=None, order=None, copy=None) -> Array:
     """As `array`, but an Array of the right dtype is returned as it is."""
     if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
-    return array(a, dtype=dtype)
+    return _new_array(a, dtype, 0, "asarray")
 
 
-def _filled(shape, fill, dtype) -> Array:
+def _filled(shape, fill, dtype, name: str) -> Array:
     shape = _shape_tuple(shape)
-    dtype = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    dtype = dtypes.check_dtype_arg(dtype, name) if dtype is not None else dtypes.DEFAULT_FLOAT
     return wrap_host(np.full(shape, fill, dtype), False)
 
 
@@ -44,24 +45,24 @@ def _shape_tuple(shape) -> tuple[int, ...]:
 
 
 def zeros(shape, dtype=None) -> Array:
-    return _filled(shape, 0, dtype)
+    return _filled(shape, 0, dtype, "zeros")
 
 
 def ones(shape, dtype=None) -> Array:
-    return _filled(shape, 1, dtype)
+    return _filled(shape, 1, dtype, "ones")
 
 
 def empty(shape, dtype=None) -> Array:
-    return _filled(shape, 0, dtype)
+    return _filled(shape, 0, dtype, "empty")
 
 
 def full(shape, fill_value, dtype=None) -> Array:
     fill = as_array(fill_value)
-    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else fill.dtype
+    dt = dtypes.check_dtype_arg(dtype, "full") if dtype is not None else fill.dtype
     if type(fill._buf) is not np.ndarray or fill.ndim:  # staged, or an array to repeat
         from redraft.numpy.promotion import cast
         return lax_shape.broadcast_to_rank(cast(fill, dt), _shape_tuple(shape))
-    return _filled(shape, fill._buf.item(), dt)
+    return _filled(shape, fill._buf.item(), dt, "full")
 
 
 def _like(a, dtype, shape):
@@ -89,7 +90,8 @@ def full_like(a, fill_value, dtype=None, shape=None) -> Array:
 
 
 def arange(start, stop=None, step=None, dtype=None) -> Array:
-    """Like numpy.arange; the default dtype is int32 for integers and float32 otherwise."""
+    """Like numpy.arange; the default dtype is the default int for integers (int32, int64
+    with x64) and the default float otherwise."""
     values = [v for v in (start, stop, step) if v is not None]
     for v in values:
         if isinstance(v, Array) and v.ndim:
@@ -98,7 +100,7 @@ def arange(start, stop=None, step=None, dtype=None) -> Array:
     if dtype is None:
         dtype = (dtypes.DEFAULT_INT if all(isinstance(v, (int, np.integer)) for v in plain)
                  else dtypes.DEFAULT_FLOAT)
-    dtype = dtypes.check_dtype_arg(dtype)
+    dtype = dtypes.check_dtype_arg(dtype, "arange")
     if step == 0:
         raise ValueError("arange: step must not be zero")
     return wrap_host(np.arange(*plain).astype(dtype), False)
@@ -106,13 +108,14 @@ def arange(start, stop=None, step=None, dtype=None) -> Array:
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype=None, axis: int = 0):
-    """Like numpy.linspace, computed in float64 then cast to float32."""
+    """Like numpy.linspace, computed in float64 then cast to the dtype (the default float
+    unless given)."""
     if int(num) < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
     start_, stop_ = np.asarray(_leaf_values(start)), np.asarray(_leaf_values(stop))
     values, step = np.linspace(start_, stop_, int(num), endpoint=endpoint, retstep=True,
                                axis=axis)
-    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    dt = dtypes.check_dtype_arg(dtype, "linspace") if dtype is not None else dtypes.DEFAULT_FLOAT
     out = wrap_host(values.astype(dt), False)
     return (out, wrap_host(np.asarray(step, dt))) if retstep else out
 
@@ -120,11 +123,12 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base: float = 10.0,
              dtype=None) -> Array:
     values = np.logspace(float(start), float(stop), int(num), endpoint=endpoint, base=base)
-    return wrap_host(values.astype(dtypes.check_dtype_arg(dtype or dtypes.DEFAULT_FLOAT)))
+    dt = dtypes.check_dtype_arg(dtype, "logspace") if dtype is not None else dtypes.DEFAULT_FLOAT
+    return wrap_host(values.astype(dt))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
-    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    dt = dtypes.check_dtype_arg(dtype, "eye") if dtype is not None else dtypes.DEFAULT_FLOAT
     return wrap_host(np.eye(int(N), None if M is None else int(M), int(k), dtype=dt), False)
 
 
@@ -133,7 +137,8 @@ def identity(n: int, dtype=None) -> Array:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
-    dt = dtypes.check_dtype_arg(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+    """Ones on and below diagonal k. float32 by default, with x64 on as well, as JAX's."""
+    dt = dtypes.check_dtype_arg(dtype, "tri") if dtype is not None else dtypes.float32
     return wrap_host(np.tri(int(N), None if M is None else int(M), int(k), dtype=dt), False)
 
 

@@ -82,8 +82,9 @@ def _transform(a, fft_type, s, axes, norm, name):
     if fft_type == "RFFT":
         if a.dtype.kind == "c":
             raise TypeError(f"jnp.fft.{name}: takes a real array, got {a.dtype}")
-        a = a if a.dtype.kind == "f" else a.astype(jnp.float32)
+        a = a if a.dtype.kind == "f" else a.astype(float)
     else:
+        a = a if a.dtype.kind in "fc" else a.astype(float)  # the default float: x64 aware
         a = a.astype(np.complex128 if a.dtype in (np.float64, np.complex128) else np.complex64)
     ndim = jnp.ndim(a)  # shapes and axes are static: jnp.ndim / jnp.shape carry no tangent
     axes, s = _axes_and_sizes(ndim, s, axes, name)
@@ -196,13 +197,13 @@ def fftfreq(n, d=1.0, dtype=None, device=None):
     """The sample frequencies of an n-point transform: [0, 1, ..., -1] / (d * n)."""
     n = int(n)
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
-    return jnp.asarray(k / (d * n), dtype=dtype or jnp.float32)
+    return jnp.asarray(k / (d * n), dtype=dtype or float)
 
 
 def rfftfreq(n, d=1.0, dtype=None, device=None):
     """The non-negative sample frequencies of an n-point real transform."""
     n = int(n)
-    return jnp.asarray(np.arange(0, n // 2 + 1) / (d * n), dtype=dtype or jnp.float32)
+    return jnp.asarray(np.arange(0, n // 2 + 1) / (d * n), dtype=dtype or float)
 
 
 def _shift_axes(x, axes):

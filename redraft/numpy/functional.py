@@ -96,6 +96,6 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Array:
 
 def fromfunction(function: Callable, shape, *, dtype=float, **kwargs):
     """function(*index_grids) for the index grids of an array of `shape`."""
-    dtype = np.dtype(np.float32) if dtype is float else np.dtype(dtype)
+    dtype = jnp.result_type(float) if dtype is float else np.dtype(dtype)
     grids = jnp.meshgrid(*[jnp.arange(d, dtype=dtype) for d in shape], indexing="ij")
     return function(*grids, **kwargs)

@@ -95,7 +95,7 @@ def ix_(*args) -> tuple[Array, ...]:
 
 def indices(dimensions, dtype=None, sparse: bool = False):
     """The index grid of an array of shape `dimensions` (stacked, or open with sparse)."""
-    dtype = np.dtype(np.int32) if dtype is None else np.dtype(dtype)
+    dtype = jnp.result_type(int) if dtype is None else np.dtype(dtype)
     axes = [jnp.arange(d, dtype=dtype) for d in dimensions]
     grids = jnp.meshgrid(*axes, indexing="ij", sparse=sparse)
     if sparse:
@@ -118,7 +118,8 @@ def diag_indices_from(arr) -> tuple[Array, ...]:
 
 def _mask_positions(mask: np.ndarray) -> tuple[Array, Array]:
     rows, cols = np.nonzero(mask)
-    return jnp.asarray(rows.astype(np.int32)), jnp.asarray(cols.astype(np.int32))
+    index = jnp.result_type(int)  # int32, int64 with x64 on
+    return jnp.asarray(rows.astype(index)), jnp.asarray(cols.astype(index))
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:

@@ -17,7 +17,7 @@ def _swap(fn):
 def _astype(self, dtype, copy: bool = False) -> Array:
     from redraft.numpy.promotion import cast
     from redraft.runtime import dtypes
-    out = cast(self, dtypes.check_dtype_arg(dtype))
+    out = cast(self, dtypes.check_dtype_arg(dtype, "astype"))
     return wrap_host(out._buf, False) if out._weak else out
 
 

@@ -51,7 +51,7 @@ def polyder(p, m: int = 1) -> Array:
         raise ValueError("polyder: the order of derivative must be non-negative")
     p = jnp.asarray(p)
     if not np.issubdtype(p.dtype, np.inexact):
-        p = p.astype(jnp.float32)
+        p = p.astype(float)
     for _ in np.arange(m):
         n = p.shape[0] - 1
         p = p[:-1] * jnp.arange(n, 0, -1).astype(p.dtype)
@@ -64,7 +64,7 @@ def polyint(p, m: int = 1, k=None) -> Array:
         raise ValueError("polyint: the order of integral must be non-negative")
     p = jnp.asarray(p)
     if not np.issubdtype(p.dtype, np.inexact):
-        p = p.astype(jnp.float32)
+        p = p.astype(float)
     ks = jnp.zeros((m,), p.dtype) if k is None else jnp.broadcast_to(
         jnp.atleast_1d(jnp.asarray(k, p.dtype)), (m,))
     for i in np.arange(m):

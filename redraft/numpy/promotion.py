@@ -53,7 +53,7 @@ def result_type(*args) -> np.dtype:
     types = []
     for a in args:
         if isinstance(a, (np.dtype, type)) or (isinstance(a, str)):
-            types.append((dtypes.check_dtype_arg(a), False))
+            types.append((dtypes.resolve_dtype(a), False))
         elif hasattr(a, "dtype") and not isinstance(a, (Array, np.ndarray, np.generic)):
             types.append((np.dtype(a.dtype), False))  # jnp.float32-style scalar types
         else:
@@ -63,9 +63,9 @@ def result_type(*args) -> np.dtype:
 
 
 def promote_types(a, b) -> np.dtype:
-    return dtypes.promote_types((dtypes.check_dtype_arg(a), False),
-                                (dtypes.check_dtype_arg(b), False))[0]
+    return dtypes.promote_types((dtypes.resolve_dtype(a), False),
+                                (dtypes.resolve_dtype(b), False))[0]
 
 
 def astype(x, dtype, copy: bool = False) -> Array:
-    return cast(as_array(x), dtypes.check_dtype_arg(dtype))
+    return cast(as_array(x), dtypes.check_dtype_arg(dtype, "astype"))

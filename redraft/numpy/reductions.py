@@ -29,8 +29,8 @@ def _sum_dtype(x: Array, dtype) -> np.dtype:
         return dtypes.check_dtype_arg(dtype)
     if x.dtype == dtypes.bool_:
         return dtypes.DEFAULT_INT
-    if x.dtype.kind in "iu" and x.dtype.itemsize < 4:
-        return dtypes.int32 if x.dtype.kind == "i" else dtypes.uint32
+    if x.dtype.kind in "iu" and x.dtype.itemsize < dtypes.DEFAULT_INT.itemsize:
+        return dtypes.DEFAULT_INT if x.dtype.kind == "i" else dtypes.DEFAULT_UINT
     return x.dtype
 
 
@@ -179,7 +179,7 @@ def _arg_extremum(prim, name: str):
         axis = canonical_axis(0 if axis is None else axis, x.ndim, name)
         if x.shape[axis] == 0:
             raise ValueError(f"{name} of an empty sequence (shape {x.shape}, axis {axis})")
-        out_ = bind(prim, x, axis=axis, index_dtype=dtypes.int32)
+        out_ = bind(prim, x, axis=axis, index_dtype=dtypes.DEFAULT_INT)
         if keepdims and x is not original:  # axis=None: one size-1 axis per input axis
             return lax_shape.reshape(out_, (1,) * original.ndim)
         return _keep(out_, x, (axis,), keepdims)

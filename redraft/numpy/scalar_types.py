@@ -20,8 +20,8 @@ class _ScalarType:
         self.__name__ = self.dtype.name
 
     def __call__(self, x=0) -> Array:
-        from redraft.numpy.creation import array
-        return array(x, dtype=self.dtype)
+        from redraft.numpy.creation import asarray
+        return asarray(x, dtype=self.dtype)
 
     def __repr__(self) -> str:
         return f"<class 'redraft.numpy.{self.__name__}'>"
@@ -48,5 +48,3 @@ complex128 = _ScalarType(np.complex128)
 
 __all__ = ["float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "bool_", "complex64", "complex128"]
-
-assert dtypes.DEFAULT_FLOAT == float32.dtype

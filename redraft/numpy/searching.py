@@ -52,14 +52,15 @@ def sort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True
 
 def argsort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True,
             descending: bool = False) -> Array:
-    """Indices (int32) that sort `a` along `axis`; equal elements keep their order."""
+    """Indices (the default int) that sort `a` along `axis`; equal elements keep their order."""
     _check_sort_args(order, "argsort")
     x = as_array(a)
     if axis is None:
         x, axis = shapes.ravel(x), 0
     if x.ndim == 0:
         raise ValueError("argsort: cannot sort a 0-d array along an axis")
-    return lax_red.argsort(x, canonical_axis(axis, x.ndim, "argsort"), descending)
+    order = lax_red.argsort(x, canonical_axis(axis, x.ndim, "argsort"), descending)
+    return cast(order, dtypes.DEFAULT_INT)  # int32 positions; int64 with x64 on, as JAX
 
 
 # ---- searchsorted ------------------------------------------------------------------------------
@@ -73,8 +74,8 @@ def _sort_less(x: Array, y: Array) -> Array:
 
 
 def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan") -> Array:
-    """Insertion points (int32) of `v` in the sorted 1-D `a`, by a binary search of
-    ceil(log2(n + 1)) steps of gathers and comparisons."""
+    """Insertion points (int32, also with x64 on, as JAX's) of `v` in the sorted 1-D `a`, by a
+    binary search of ceil(log2(n + 1)) steps of gathers and comparisons."""
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     sorted_, values = promote(a, v)
@@ -114,13 +115,13 @@ def _flat_true_positions(mask: Array, size: int) -> tuple[Array, Array]:
     """(positions, valid): flat indices of the first `size` true entries of the 1-D `mask`,
     and which of the `size` slots hold one. A scatter of iota to the running count."""
     if size == 0:
-        return zeros((0,), dtypes.int32), zeros((0,), dtypes.bool_)
-    counts = reductions.cumsum(cast(mask, dtypes.int32))
+        return zeros((0,), dtypes.DEFAULT_INT), zeros((0,), dtypes.bool_)
+    counts = reductions.cumsum(cast(mask, dtypes.DEFAULT_INT))
     slot = ufuncs.where(mask, ufuncs.subtract(counts, 1), size)
-    source = lax_shape.iota(dtypes.int32, mask.shape[0])
-    positions = zeros((size,), dtypes.int32).at[slot].set(source)
-    total = reductions.sum(cast(mask, dtypes.int32))
-    valid = ufuncs.less(lax_shape.iota(dtypes.int32, size), total)
+    source = lax_shape.iota(dtypes.DEFAULT_INT, mask.shape[0])
+    positions = zeros((size,), dtypes.DEFAULT_INT).at[slot].set(source)
+    total = reductions.sum(cast(mask, dtypes.DEFAULT_INT))
+    valid = ufuncs.less(lax_shape.iota(dtypes.DEFAULT_INT, size), total)
     return positions, valid
 
 
@@ -136,7 +137,7 @@ def _fill_values(fill_value, ndim: int) -> tuple:
 
 
 def nonzero(a, *, size: int | None = None, fill_value=None) -> tuple[Array, ...]:
-    """Indices of the non-zero elements, one int32 array per dimension."""
+    """Indices of the non-zero elements, one default-int array per dimension."""
     x = as_array(a)
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d array is not allowed; use atleast_1d(a).nonzero()")
@@ -147,7 +148,7 @@ def nonzero(a, *, size: int | None = None, fill_value=None) -> tuple[Array, ...]
     out = []
     for dim, stride, fill in zip(x.shape, strides, _fill_values(fill_value, x.ndim)):
         coord = ufuncs.remainder(ufuncs.floor_divide(flat, stride), max(dim, 1))
-        out.append(ufuncs.where(valid, coord, cast(as_array(fill), dtypes.int32)))
+        out.append(ufuncs.where(valid, coord, cast(as_array(fill), dtypes.DEFAULT_INT)))
     return tuple(out)
 
 
@@ -161,7 +162,7 @@ def argwhere(a, *, size: int | None = None, fill_value=None) -> Array:
     x = as_array(a)
     if x.ndim == 0:
         count = _static_size(shapes.reshape(ufuncs.not_equal(x, 0), (1,)), size)
-        return zeros((count, 0), dtypes.int32)
+        return zeros((count, 0), dtypes.DEFAULT_INT)
     return shapes.stack(nonzero(x, size=size, fill_value=fill_value), axis=1)
 
 
@@ -221,12 +222,12 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     if return_index:
         extras.append(take(order, starts))
     if return_inverse or return_counts:
-        group = ufuncs.subtract(reductions.cumsum(cast(first, dtypes.int32)), 1)
+        group = ufuncs.subtract(reductions.cumsum(cast(first, dtypes.DEFAULT_INT)), 1)
         if return_inverse:
-            inverse = zeros(flat.shape, dtypes.int32).at[order].set(group)
+            inverse = zeros(flat.shape, dtypes.DEFAULT_INT).at[order].set(group)
             extras.append(shapes.reshape(inverse, x.shape))
         if return_counts:
-            extras.append(zeros((count,), dtypes.int32).at[group].add(1))
+            extras.append(zeros((count,), dtypes.DEFAULT_INT).at[group].add(1))
     return (values, *extras) if extras else values
 
 
@@ -274,14 +275,14 @@ def _interpolate(sorted_: Array, position: Array, method: str) -> Array:
     """Values at fractional `position` (shape q_shape + rest) along the last axis."""
     lo = ufuncs.floor(position)
     hi = ufuncs.ceil(position)
-    lo_v = _gather_per_slice(sorted_, cast(lo, dtypes.int32))
-    hi_v = _gather_per_slice(sorted_, cast(hi, dtypes.int32))
+    lo_v = _gather_per_slice(sorted_, cast(lo, dtypes.DEFAULT_INT))
+    hi_v = _gather_per_slice(sorted_, cast(hi, dtypes.DEFAULT_INT))
     if method == "lower":
         return lo_v
     if method == "higher":
         return hi_v
     if method == "nearest":
-        return _gather_per_slice(sorted_, cast(ufuncs.round(position), dtypes.int32))
+        return _gather_per_slice(sorted_, cast(ufuncs.round(position), dtypes.DEFAULT_INT))
     if method == "midpoint":
         return ufuncs.multiply(ufuncs.add(lo_v, hi_v), 0.5)
     frac = cast(ufuncs.subtract(position, lo), lo_v.dtype)

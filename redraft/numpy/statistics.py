@@ -16,7 +16,7 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=
     """The covariance matrix of the variables in the rows (rowvar) or columns of m (and y)."""
     x = jnp.atleast_2d(jnp.asarray(m))
     if not np.issubdtype(x.dtype, np.inexact):
-        x = x.astype(jnp.float32)
+        x = x.astype(float)
     if not rowvar and x.shape[0] != 1:
         x = x.T
     if y is not None:
@@ -70,7 +70,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Array:  # noqa:
     a = jnp.ravel(jnp.asarray(a))
     if np.ndim(bins) == 1:
         return jnp.asarray(bins)
-    dtype = a.dtype if np.issubdtype(a.dtype, np.inexact) else np.dtype(np.float32)
+    dtype = a.dtype if np.issubdtype(a.dtype, np.inexact) else jnp.result_type(float)
     if range is None:
         lo, hi = jnp.min(a).astype(dtype), jnp.max(a).astype(dtype)
     else:
@@ -195,7 +195,7 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1) -> Array:
     """The integral of y (along axis) by the trapezoidal rule."""
     y = jnp.moveaxis(jnp.asarray(y), axis, -1)
     if not np.issubdtype(y.dtype, np.inexact):
-        y = y.astype(jnp.float32)
+        y = y.astype(float)
     if x is None:
         widths = dx
     else:

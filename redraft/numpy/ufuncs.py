@@ -51,10 +51,9 @@ def _inexact_first(fast, promote_and_bind):
 
 # Array dtypes that a weakly typed Python scalar of these types leaves unchanged, and for
 # which NumPy converts the scalar exactly as redraft would (one rounding to the dtype).
-_SCALAR_KEEPS = {dtypes.float32: (int, float), dtypes.complex64: (int, float, complex),
-                 dtypes.int32: (int,)}
-_INEXACT_SCALAR_KEEPS = {dtypes.float32: (int, float), dtypes.complex64: (int, float, complex)}
-_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+_INEXACT_SCALAR_KEEPS = {dtypes.float32: (int, float), dtypes.complex64: (int, float, complex),
+                         dtypes.float64: (int, float), dtypes.complex128: (int, float, complex)}
+_SCALAR_KEEPS = {**_INEXACT_SCALAR_KEEPS, dtypes.int32: (int,), dtypes.int64: (int,)}
 
 
 def _keeps_dtype(table: dict, array: Array, scalar) -> bool:
@@ -64,7 +63,11 @@ def _keeps_dtype(table: dict, array: Array, scalar) -> bool:
     kinds = table.get(array._buf.dtype)
     if kinds is None or type(scalar) not in kinds:
         return False
-    return type(scalar) is not int or _INT32_MIN <= scalar <= _INT32_MAX
+    if type(scalar) is int:
+        kind = array._buf.dtype
+        bound = np.iinfo(kind if kind.kind == "i" else dtypes.DEFAULT_INT)
+        return bound.min <= scalar <= bound.max
+    return True
 
 
 def _quiet_true_divide(x, y):
