@@ -49,7 +49,7 @@ def _scan_axis(shape: tuple[int, ...], axis: int) -> int:
 
 def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0) -> Array:
     """Inclusive prefix scan of `elems` along `axis` with the associative `fn(earlier,
-    later)` (lax.add, jnp.maximum, jnp.logaddexp, ...); with `reverse`, over the reversed axis, reversed back."""
+    later)` (lax.add, jnp.maximum, jnp.logaddexp, ...); `reverse` scans from the end."""
     x = asarray(elems)
     kind = kind_of(fn, "lax.associative_scan")
     axis = _scan_axis(x.shape, axis)

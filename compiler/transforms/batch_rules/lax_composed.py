@@ -25,3 +25,5 @@ for _fn in (lax.broadcast_shapes, lax.padtype_to_pads, lax.conv_general_permutat
             lax.reduce_window_shape_tuple):
     defnotbatchable(_fn, "shape arithmetic on static ints: it takes no arrays")
 defnotbatchable(lax.dtype, "its result is a dtype, the same for every example: read x.dtype")
+for _fn in (lax.bessel_i0e, lax.bessel_i1e, rules.bessel_i1e_slope):
+    defbatch_source(_fn)

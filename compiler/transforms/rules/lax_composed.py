@@ -217,7 +217,7 @@ defvjp(lax.associative_scan, None, lambda g, ans, fn, elems, reverse=False, axis
        scan_cotangent(windows.kind_name(fn, "lax.associative_scan"), g, elems, ans, reverse,
                       axis))
 
-# ---- sorting: gathers along an axis ---------------------------------------------------------------
+# ---- sorting: gathers along an axis ------------------------------------------------------------
 
 defjvp(lax.sort_key_val,
        lambda keys_dot, ans, keys, values, dimension=-1, is_stable=True: [
@@ -247,3 +247,26 @@ for _op in (lax.approx_max_k, lax.approx_min_k):
     defvjp(_op, lambda g, ans, operand, k, reduction_dimension=-1, recall_target=0.95,
            reduction_input_size_override=-1, aggregate_to_topk=True:
            lad.take_along_bar(g[0], operand, ans[1], reduction_dimension))
+
+# ---- Bessel functions (redraft/lax/special.py) ---------------------------------------------------
+
+
+def bessel_i1e_slope(x, ans):
+    """d/dx i1e(x) = i0e(x) - i1e(x) (sign(x) + 1/x), and 1/2 at x = 0 (where 1/x would be
+    infinite: x is replaced by a stand-in there, as JAX does)."""
+    tiny = jnp.abs(x) <= jnp.finfo(jnp.result_type(x)).eps
+    safe = jnp.where(tiny, jnp.ones_like(x), x)
+    slope = lax.bessel_i0e(safe) - ans * (jnp.sign(safe) + 1 / safe)
+    return jnp.where(tiny, 0.5, slope)
+
+
+defjvp(lax.bessel_i0e, lambda x_dot, ans, x: x_dot * (lax.bessel_i1e(x) - jnp.sign(x) * ans))
+defvjp(lax.bessel_i0e, lambda g, ans, x: g * (lax.bessel_i1e(x) - jnp.sign(x) * ans))
+defjvp(lax.bessel_i1e, lambda x_dot, ans, x: x_dot * bessel_i1e_slope(x, ans))
+defvjp(lax.bessel_i1e, lambda g, ans, x: g * bessel_i1e_slope(x, ans))
+
+# ---- jnp.polydiv's trimming reads values ------------------------------------------------------
+
+from redraft.numpy import polynomial_roots  # noqa: E402
+
+defnondiff(polynomial_roots.leading_zero_count, "counts zero coefficients: an int")

@@ -24,3 +24,9 @@ def test_precision_and_rounding_method():
     assert list(lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO)) == [1.0, 2.0, 3.0, -1.0]
     y = lax.dot(jnp.ones((2, 3)), jnp.ones((3,)), precision=lax.Precision.HIGHEST)
     assert list(y) == [3.0, 3.0]
+
+
+def test_stop_gradient_is_the_transforms_one():
+    assert lax.stop_gradient is redraft.stop_gradient
+    grad = redraft.grad(lambda x: jnp.sum(x * lax.stop_gradient(x)))(jnp.arange(3.0))
+    assert list(grad) == [0.0, 1.0, 2.0]
