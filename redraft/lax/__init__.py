@@ -44,6 +44,7 @@ from redraft.lax.windows import (conv_general_permutations, conv_general_shape_t
 from redraft.lax.scans import associative_scan, cumlogsumexp  # noqa: F401
 from redraft.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # noqa: F401
 from redraft.lax.special import bessel_i0e, bessel_i1e  # noqa: F401
+from redraft.lax.scatter_updates import scatter_sub  # noqa: F401
 from redraft.lax.primitives import PRIMITIVES as _PRIMITIVES
 
 

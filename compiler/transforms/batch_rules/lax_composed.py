@@ -27,3 +27,5 @@ for _fn in (lax.broadcast_shapes, lax.padtype_to_pads, lax.conv_general_permutat
 defnotbatchable(lax.dtype, "its result is a dtype, the same for every example: read x.dtype")
 for _fn in (lax.bessel_i0e, lax.bessel_i1e, rules.bessel_i1e_slope):
     defbatch_source(_fn)
+for _fn in (lax.scatter_sub, rules.scatter_sub_updates_bar):
+    defbatch_source(_fn)

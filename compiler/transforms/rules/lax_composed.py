@@ -270,3 +270,41 @@ defvjp(lax.bessel_i1e, lambda g, ans, x: g * bessel_i1e_slope(x, ans))
 from redraft.numpy import polynomial_roots  # noqa: E402
 
 defnondiff(polynomial_roots.leading_zero_count, "counts zero coefficients: an int")
+
+# ---- scatter_sub (redraft/lax/scatter_updates.py): scatter_add's rules, negated in the updates ------
+
+
+def scatter_sub_updates_bar(g, operand, scatter_indices, updates, dimension_numbers,
+                            indices_are_sorted, unique_indices, mode):
+    """Minus g read at each update window (zero where the window was dropped)."""
+    return -lax.gather(g, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                       lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                       unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                       mode=lad.scatter_bar_mode(mode), fill_value=0)
+
+
+defjvp(lax.scatter_sub,
+       lambda operand_dot, ans, operand, scatter_indices, updates, dimension_numbers,
+       indices_are_sorted=False, unique_indices=False, mode=None: operand_dot,
+       None,
+       lambda updates_dot, ans, operand, scatter_indices, updates, dimension_numbers,
+       indices_are_sorted=False, unique_indices=False, mode=None:
+       lax.scatter_sub(jnp.zeros_like(ans), scatter_indices, updates_dot, dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode))
+defjvp_joint(lax.scatter_sub,
+             lambda operand_dot, updates_dot, ans, operand, scatter_indices, updates,
+             dimension_numbers, indices_are_sorted=False, unique_indices=False, mode=None:
+             lax.scatter_sub(operand_dot, scatter_indices, updates_dot, dimension_numbers,
+                             indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode),
+             ("operand", "updates"))
+defvjp(lax.scatter_sub,
+       lambda g, ans, operand, scatter_indices, updates, dimension_numbers,
+       indices_are_sorted=False, unique_indices=False, mode=None: g,
+       None,
+       lambda g, ans, operand, scatter_indices, updates, dimension_numbers,
+       indices_are_sorted=False, unique_indices=False, mode=None:
+       scatter_sub_updates_bar(g, operand, scatter_indices, updates, dimension_numbers,
+                               indices_are_sorted, unique_indices, mode))
+defstatic(lax.scatter_sub, "scatter_indices")
