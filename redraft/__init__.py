@@ -17,6 +17,7 @@ from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # 
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
 from redraft.vmap import vmap  # noqa: F401
+lax.stop_gradient = stop_gradient  # handed down: jax.lax.stop_gradient is this same function
 from redraft.export import export  # noqa: F401
 from redraft import debug, nn, tree  # noqa: F401
 from redraft.abstract import ShapeDtypeStruct, eval_shape, typeof  # noqa: F401

@@ -30,9 +30,26 @@ from redraft.lax import linalg  # noqa: F401
 from redraft.compiler.primitives.collectives import (all_gather, all_to_all,  # noqa: F401
                                                      axis_index, axis_size, pmax, pmean, pmin,
                                                      ppermute, pshuffle, psum, psum_scatter)
+from redraft.compiler.primitives.conv import padtype_to_pads  # noqa: F401
+from redraft.lax.types import (ConvGeneralDilatedDimensionNumbers,  # noqa: F401
+                               DotDimensionNumbers, Precision, PrecisionLike, RoundingMethod)
+from redraft.lax.slicing import (batch_matmul, broadcast_shapes, broadcast_to_rank,  # noqa
+                                 collapse, dtype, dynamic_slice_in_dim,
+                                 dynamic_update_index_in_dim, dynamic_update_slice_in_dim, full,
+                                 full_like, index_in_dim, reciprocal, slice_in_dim, split,
+                                 square, tile)
+from redraft.lax.windows import (conv_general_permutations, conv_general_shape_tuple,  # noqa
+                                 conv_shape_tuple, conv_transpose_shape_tuple, reduce,
+                                 reduce_window, reduce_window_shape_tuple, reduce_xor)
+from redraft.lax.scans import associative_scan, cumlogsumexp  # noqa: F401
+from redraft.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # noqa: F401
+from redraft.lax.special import bessel_i0e, bessel_i1e  # noqa: F401
+from redraft.lax.scatter_updates import scatter_sub  # noqa: F401
+from redraft.lax.primitives import PRIMITIVES as _PRIMITIVES
 
 
 globals().update(_ELEMENTWISE)
+globals().update(_PRIMITIVES)  # add_p, sin_p, ...: the primitives the functions above apply
 bitwise_not = _ELEMENTWISE["not"]
 globals()["not_"] = bitwise_not
 bitwise_and, bitwise_or, bitwise_xor = (_ELEMENTWISE[n] for n in ("and", "or", "xor"))

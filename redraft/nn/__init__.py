@@ -318,3 +318,8 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
 
 __all__ += ["identity", "tanh", "mish", "squareplus", "sparse_plus", "sparse_sigmoid",
             "log1mexp", "logmeanexp", "dot_product_attention"]
+
+from redraft.nn.scaled import (BlockScaleConfig, get_scaled_dot_general_config,  # noqa: E402
+                               scaled_matmul)
+
+__all__ += ["BlockScaleConfig", "get_scaled_dot_general_config", "scaled_matmul"]

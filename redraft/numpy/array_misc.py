@@ -15,7 +15,8 @@ __all__ = ["choose", "compress", "extract", "put", "put_along_axis", "fill_diago
            "resize", "block", "partition", "argpartition", "lexsort", "geomspace", "gradient",
            "unwrap", "gcd", "lcm", "bitwise_count", "array_repr", "array_str", "einsum_path",
            "frombuffer", "fromstring", "fromiter", "fromfile", "load", "save", "savez",
-           "get_printoptions", "printoptions", "set_printoptions", "ComplexWarning"]
+           "get_printoptions", "printoptions", "set_printoptions", "ComplexWarning", "place",
+           "from_dlpack"]
 
 
 def choose(a, choices, out=None, mode: str = "raise") -> Array:
@@ -81,6 +82,34 @@ def put(a, ind, v, mode=None, *, inplace: bool = True) -> Array:
         ind = jnp.clip(ind, 0, flat.shape[0] - 1)
     values = resize(jnp.ravel(jnp.asarray(v)).astype(a.dtype), ind.shape)
     return flat.at[ind].set(values).reshape(a.shape)
+
+
+def place(arr, mask, vals, inplace: bool = True) -> Array:
+    """arr with the positions where mask is true set to vals in order, vals repeated as
+    needed (NumPy's place); as in JAX, inplace=False is required and a new array returned
+    (a keyword of JAX's, positional here too so that transforms can bind it)."""
+    if inplace:
+        raise ValueError("place: redraft arrays are immutable; pass inplace=False to get the "
+                         "updated array")
+    arr = jnp.asarray(arr)
+    flat_mask = jnp.ravel(jnp.asarray(mask)).astype(bool)
+    if flat_mask.shape[0] != arr.size:
+        raise ValueError(f"place: mask of {flat_mask.shape[0]} elements for an array of "
+                         f"{arr.size}")
+    values = jnp.ravel(jnp.asarray(vals)).astype(arr.dtype)
+    if values.shape[0] == 0:
+        raise ValueError("place: vals must have at least one element")
+    rank = jnp.cumsum(flat_mask.astype(jnp.int32)) - 1  # the how-many-th selected position
+    chosen = values[jnp.where(flat_mask, rank, 0) % values.shape[0]]
+    return jnp.where(flat_mask, chosen, jnp.ravel(arr)).reshape(arr.shape)
+
+
+def from_dlpack(x, /, *, device=None, copy=None) -> Array:
+    """An array from any object that offers the DLPack protocol (a NumPy array, a tensor
+    of another library on the CPU); the data is copied into redraft's own buffer."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
+    return jnp.asarray(np.from_dlpack(x))
 
 
 def put_along_axis(arr, indices, values, axis, inplace: bool = True, *, mode=None) -> Array:

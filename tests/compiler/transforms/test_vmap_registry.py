@@ -2,6 +2,7 @@
 reason it cannot batch), and every helper batched code calls can itself be batched again
 (nested vmap) and differentiated (grad of vmap)."""
 import inspect
+import typing
 
 import redraft.compiler.transforms.ad.rules  # noqa: F401  (registers the AD rules)
 from redraft.compiler.frontend.normalize import lower_function
@@ -21,8 +22,11 @@ NOT_API = {"as_array", "binary_binder", "unary_binder", "bind", "wrap_host", "ho
 
 
 def _public_functions(module) -> dict:
+    """Its public functions (not classes, modules, or type aliases such as
+    lax.DotDimensionNumbers, which are callable but annotate rather than compute)."""
     return {k: v for k, v in vars(module).items() if not k.startswith("_") and callable(v)
-            and not inspect.isclass(v) and not inspect.ismodule(v)}
+            and not inspect.isclass(v) and not inspect.ismodule(v)
+            and typing.get_origin(v) is None}
 
 
 def _name(op) -> str:

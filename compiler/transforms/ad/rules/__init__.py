@@ -2,5 +2,6 @@
 from redraft.compiler.transforms.ad.rules import (control, elementwise, helpers,  # noqa: F401
                                                   reductions,
                                                   shapes, structure, lax_elementwise, linalg,
-                                                  lax_structure, jnp_extra, random, vmap)
+                                                  lax_structure, jnp_extra, random, vmap,
+                                                  lax_composed)
 from redraft.compiler.transforms.ad.rules import collectives  # noqa: E402,F401

@@ -98,6 +98,7 @@ defjvp(ad.tape_from_items, lambda items_dot, ans, items: ad.tape_from_items(item
 defvjp(ad.tape_from_items, lambda ct, ans, items: ad.tape_items(ct))
 defjvp(ad.split_like, lambda g_dot, ans, g, arrays, axis=0: ad.split_like(g_dot, arrays, axis))
 defvjp(ad.split_like, lambda ct, ans, g, arrays, axis=0: jnp.concatenate(ct, axis))
+defstatic(ad.split_like, "axis")  # (an axis read back from a reverse-mode tape: lax.tile)
 defjvp(ad.unstack, lambda g_dot, ans, g, axis=0: ad.unstack(g_dot, axis))
 defvjp(ad.unstack, lambda ct, ans, g, axis=0: jnp.stack(ct, axis))
 defjvp(ad.unarray, lambda g_dot, ans, g, obj: ad.unarray(g_dot, obj))

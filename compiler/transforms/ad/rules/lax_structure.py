@@ -101,6 +101,9 @@ defjvp(lax.slice, lambda operand_dot, ans, operand, start_indices, limit_indices
        lax.slice(operand_dot, start_indices, limit_indices, strides))
 defvjp(lax.slice, lambda g, ans, operand, start_indices, limit_indices, strides=None: lax.pad(
     g, 0.0, lad.slice_padding(operand, start_indices, limit_indices, strides, ans)))
+# bounds are static: ones a library loop (lax.reduce_window) reads back from its reverse-mode
+# tape are not tangents under a second derivative
+defstatic(lax.slice, "start_indices", "limit_indices", "strides")
 
 defjvp(lax.dynamic_slice, lambda operand_dot, ans, operand, start_indices, slice_sizes:
        lax.dynamic_slice(operand_dot, start_indices, slice_sizes))

@@ -4,6 +4,6 @@ from redraft.compiler.transforms.batch.rules import (ad_helpers, collectives,  #
                                                      control, creation, elementwise, indexing,
                                                      linalg, misc, products, random,
                                                      reductions, shapes, structure,
-                                                     transforms, vmap_helpers)
+                                                     transforms, vmap_helpers, lax_composed)
 
 misc.register_numpy_library()

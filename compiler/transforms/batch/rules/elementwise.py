@@ -20,7 +20,7 @@ UNARY = ("negative", "positive", "sign", "absolute", "abs", "exp", "exp2", "expm
          "conj", "conjugate", "floor", "ceil", "square", "reciprocal", "logical_not",
          "bitwise_not", "invert", "bitwise_count", "isnan", "isfinite", "isinf", "isposinf",
          "isneginf", "signbit", "deg2rad", "rad2deg", "degrees", "radians", "sinc", "fabs", "trunc",
-         "fix", "rint", "angle", "i0", "exp", "spacing", "frexp", "modf", "cosine")
+         "fix", "rint", "angle", "i0", "exp", "spacing", "modf", "cosine")
 BINARY = ("add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum",
           "nextafter", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
           "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "power",
@@ -37,6 +37,7 @@ for _name in UNARY + BINARY:
 defbatch(jnp.round, elementwise(static=("decimals",)))
 defbatch(jnp.around, elementwise(static=("decimals",)))
 defbatch(jnp.divmod, elementwise(result=bt.tup((bt.B, bt.B))))
+defbatch(jnp.frexp, elementwise(result=bt.tup((bt.B, bt.B))))  # (mantissa, exponent)
 defbatch(jnp.isclose, elementwise(static=("rtol", "atol", "equal_nan")))
 defbatch(jnp.nan_to_num, elementwise(static=("copy", "nan", "posinf", "neginf")))
 defbatch(jnp.astype, elementwise(static=("dtype", "copy")))

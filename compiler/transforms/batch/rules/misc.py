@@ -84,6 +84,8 @@ def _register_helper_modules() -> None:
     register_module(lad)
     register_module(core_helpers)
     register_module(nn)
+    from redraft.nn import scaled
+    register_module(scaled)
 
 
 _register_helper_modules()
@@ -94,9 +96,9 @@ def register_numpy_library() -> None:
     functions: vmap reads their source (or loops over examples where Core cannot say them);
     the set operations whose result size depends on the values cannot be batched. Run by
     batch/rules/__init__.py after every family's explicit rules, which win."""
-    from redraft.numpy import (array_api_aliases, array_misc, dtype_queries, functional,
-                               index_tricks, nan_reductions, polynomials, sets, statistics,
-                               windows)
+    from redraft.numpy import (array_api_aliases, array_misc, bessel, dtype_queries,
+                               functional, index_tricks, nan_reductions, number_parts,
+                               polynomial_roots, polynomials, sets, statistics, windows)
     for fn in (sets.intersect1d, sets.setdiff1d, sets.setxor1d):
         defnotbatchable(fn, "its result's size depends on the values of each example")
     for fn in (array_misc.get_printoptions, array_misc.set_printoptions,
@@ -104,7 +106,8 @@ def register_numpy_library() -> None:
         defnotbatchable(fn, "configures how arrays print; it takes no arrays")
     for fn in (array_misc.compress, array_misc.extract):
         defnotbatchable(fn, "its result's size depends on the values of each example")
-    for module in (array_api_aliases, array_misc, dtype_queries, functional, index_tricks,
-                   nan_reductions, polynomials, sets, statistics, windows):
+    for module in (array_api_aliases, array_misc, bessel, dtype_queries, functional,
+                   index_tricks, nan_reductions, number_parts, polynomial_roots, polynomials,
+                   sets, statistics, windows):
         register_module(module)
 del ir
