@@ -1,0 +1,19 @@
+"""redraft.random: JAX's counter-based random numbers with explicit keys.
+
+Every function takes a key and returns the same values JAX does for that key (Threefry-2x32
+with `jax_threefry_partitionable=True`, 32-bit types): a sample depends only on the key and
+the sample's position, so results are reproducible on every device and under any transform.
+
+Keys come in JAX's two forms and every function accepts both:
+
+* `key(seed)` makes a typed key, a `PRNGKeyArray` of shape () that hides its two uint32 words
+  (`key_data` shows them, `wrap_key_data` makes keys from them);
+* `PRNGKey(seed)` makes a legacy raw key, a uint32 array of shape (2,).
+
+`split` and `fold_in` return keys of the form they were given.
+"""
+from redraft.random.basic import (  # noqa: F401
+    bernoulli, bits, categorical, choice, exponential, fold_in, gumbel, key, key_data, laplace,
+    logistic, normal, orthogonal, permutation, PRNGKey, PRNGKeyArray, rademacher, randint,
+    rayleigh, shuffle, split, triangular, truncated_normal, uniform, wrap_key_data,
+)
