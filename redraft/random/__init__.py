@@ -13,7 +13,12 @@ Keys come in JAX's two forms and every function accepts both:
 `split` and `fold_in` return keys of the form they were given.
 """
 from redraft.random.basic import (  # noqa: F401
+    clone, key_dtype, key_impl,  # noqa: F401
     bernoulli, bits, categorical, choice, exponential, fold_in, gumbel, key, key_data, laplace,
     logistic, normal, orthogonal, permutation, PRNGKey, PRNGKeyArray, rademacher, randint,
     rayleigh, shuffle, split, triangular, truncated_normal, uniform, wrap_key_data,
 )
+from redraft.random.continuous import (  # noqa: F401
+    cauchy, double_sided_maxwell, lognormal, maxwell, pareto, wald, weibull_min,
+)
+from redraft.random.discrete import geometric  # noqa: F401

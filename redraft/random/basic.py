@@ -44,6 +44,9 @@ __all__ = [
     "truncated_normal",
     "uniform",
     "wrap_key_data",
+    "clone",
+    "key_dtype",
+    "key_impl",
 ]
 
 Shape = Sequence[int]
@@ -316,6 +319,29 @@ def wrap_key_data(key_bits_array: Any) -> PRNGKeyArray:
     return PRNGKeyArray(_check_key_data("wrap_key_data", key_bits_array))
 
 
+def key_impl(keys: KeyLike) -> str:
+    """The name of the PRNG implementation behind `keys` (always Threefry-2x32 here)."""
+    _key_words("key_impl", keys, batched=True)
+    return "threefry2x32"
+
+
+def key_dtype(impl_spec: Any = None) -> _KeyDType:
+    """The dtype of typed keys of implementation `impl_spec` (None or "threefry2x32")."""
+    if impl_spec not in (None, "threefry2x32"):
+        raise ValueError(f"key_dtype: redraft implements only the 'threefry2x32' PRNG, "
+                         f"got {impl_spec!r}")
+    return PRNGKeyArray.dtype
+
+
+def clone(key: KeyLike) -> Any:
+    """A copy of `key` (JAX's clone marks a key for reuse; redraft's keys are immutable values,
+    so the copy is the same key)."""
+    data, typed = _key_words("clone", key, batched=True)
+    if _is_staged(data):
+        return _return_keys(data, typed)
+    return _return_keys(data.copy(), typed)
+
+
 def split(key: KeyLike, num: int | Shape = 2) -> Any:
     """`num` new keys (a count or a shape), statistically independent of `key` and each other."""
     data, typed = _key_words("split", key)
@@ -395,6 +421,21 @@ def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ..
             f"{name} parameter shapes must be broadcast-compatible with shape argument, and "
             "the result of broadcasting the shapes must equal the shape argument, but got "
             f"parameter shapes {list(param_shapes)} for shape argument {shape}.")
+
+
+def _result_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
+    """A sampler's output shape: `shape` checked against its parameters' shapes, or (None) the
+    shape they broadcast to (JAX's rule for `shape=None`)."""
+    param_shapes = [tuple(np.shape(p)) for p in params]
+    if shape is None:
+        try:
+            return tuple(np.broadcast_shapes(*param_shapes)) if param_shapes else ()
+        except ValueError:
+            raise ValueError(f"{name}: parameter shapes {param_shapes} do not broadcast "
+                             "together") from None
+    shape = _shape(name, shape)
+    _check_shape(name, shape, *param_shapes)
+    return shape
 
 
 def _dtype(name: str, dtype: Any, default: np.dtype, kinds: str, what: str) -> np.dtype:

@@ -108,3 +108,13 @@ def lgamma_positive(x) -> np.ndarray:
         log_t = log1p(z * F32(1 / (_LANCZOS_G + 0.5))) + _LOG_LANCZOS_T
         log_y = fma((z + F32(0.5)) - t / log_t, log_t, _LOG_SQRT_2PI) + log(series)
     return np.where(np.isinf(x), F32(np.inf), log_y)
+
+
+_log1pf = np.frompyfunc(_libm_unary("log1pf"), 1, 1)
+
+
+def log1p_folded(x) -> np.ndarray:
+    """log(1 + x) as XLA's constant folder computes it for a constant operand: the C
+    library's log1pf, not the compiled polynomial."""
+    x = np.asarray(x, F32)
+    return np.asarray(_log1pf(x), F32).reshape(x.shape)
