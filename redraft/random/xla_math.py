@@ -16,7 +16,8 @@ import numpy as np
 
 from redraft.kernels.threefry import fma_float32, log1p_float32, log_float32
 
-__all__ = ["exp", "fma", "lgamma_positive", "log", "log1p", "pow", "tan"]
+__all__ = ["exp", "fma", "lgamma_positive", "log", "log1p", "log1p_folded", "pow", "rsqrt",
+           "tan"]
 
 F32 = np.float32
 fma = fma_float32
@@ -52,6 +53,19 @@ def flush_subnormal(x: np.ndarray) -> np.ndarray:
     """x with subnormal values replaced by zero of the same sign, as XLA's CPU code runs with
     flush-to-zero on."""
     return np.where(np.abs(x) < np.finfo(x.dtype).tiny, x * x.dtype.type(0), x)
+
+
+def rsqrt(x) -> np.ndarray:
+    """1 / sqrt(x) in float32, correctly rounded.
+
+    XLA's CPU backend computes rsqrt from the processor's approximate reciprocal square root
+    (rsqrtps or rsqrt14, whose bits differ between Intel and AMD) refined by Newton steps, so
+    JAX's own results differ between machines by an ulp; the correctly rounded value is the
+    one every machine can agree on, and samples built on it stay within a few ulp of JAX's.
+    """
+    x = np.asarray(x, F32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (1.0 / np.sqrt(x.astype(np.float64))).astype(F32)
 
 
 def _libm_unary(name: str):
