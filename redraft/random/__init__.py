@@ -21,7 +21,7 @@ from redraft.random.basic import (  # noqa: F401
 from redraft.random.continuous import (  # noqa: F401
     cauchy, double_sided_maxwell, lognormal, maxwell, pareto, wald, weibull_min,
 )
-from redraft.random.discrete import geometric  # noqa: F401
+from redraft.random.discrete import binomial, geometric, multinomial, poisson  # noqa: F401
 from redraft.random.gamma import (  # noqa: F401
     ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t,
 )

@@ -132,3 +132,13 @@ def log1p_folded(x) -> np.ndarray:
     library's log1pf, not the compiled polynomial."""
     x = np.asarray(x, F32)
     return np.asarray(_log1pf(x), F32).reshape(x.shape)
+
+
+_logf = np.frompyfunc(_libm_unary("logf"), 1, 1)
+
+
+def log_folded(x) -> np.ndarray:
+    """log(x) as XLA's constant folder computes it for a constant operand (the C library's
+    logf)."""
+    x = np.asarray(x, F32)
+    return np.asarray(_logf(x), F32).reshape(x.shape)
