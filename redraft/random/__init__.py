@@ -23,5 +23,7 @@ from redraft.random.continuous import (  # noqa: F401
 )
 from redraft.random.discrete import binomial, geometric, multinomial, poisson  # noqa: F401
 from redraft.random.gamma import (  # noqa: F401
-    ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t,
+    ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, random_gamma_grad,
+    random_gamma_p, t,
 )
+from redraft.random.multivariate import multivariate_normal  # noqa: F401

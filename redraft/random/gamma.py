@@ -10,6 +10,7 @@ elements keeping their value, so each sample is the one JAX's loop gives for its
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from redraft.random.basic import (KeyLike, Shape, _exponential, _float_dtype, _r
 from redraft.random.continuous import _check_param, _param, _signs
 
 __all__ = ["ball", "beta", "chisquare", "dirichlet", "f", "gamma", "generalized_normal",
-           "loggamma", "t"]
+           "loggamma", "random_gamma_grad", "random_gamma_p", "t"]
 
 F32 = np.float32
 _THIRD = F32(1.0 / 3.0)
@@ -121,6 +122,25 @@ loggamma = _gamma_sampler("loggamma", log_space=True)
 loggamma.__name__ = loggamma.__qualname__ = "loggamma"
 loggamma.__doc__ = """log of standard gamma samples, computed in log space (exact for tiny a,
 where gamma samples underflow to 0)."""
+
+
+class _RandomGammaPrimitive:
+    """JAX's random_gamma_p, for code that binds it directly: `bind(key, a, log_space=False)`
+    gives one gamma (or log-gamma) sample per element of `a`, from one key (the operation
+    gamma and loggamma run once they have broadcast `a` to the output shape)."""
+
+    name = "random_gamma"
+
+    def bind(self, key: KeyLike, a: Any, *, log_space: bool = False) -> Any:
+        sampler = loggamma if log_space else gamma
+        dtype = a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+        return sampler(key, a, tuple(np.shape(a)), dtype if dtype.kind == "f" else None)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+random_gamma_p = _RandomGammaPrimitive()
 
 
 # ---- families made of gamma draws -------------------------------------------------------------
@@ -315,3 +335,64 @@ def _ball_host(words: np.ndarray, d: int, p: Any, shape: tuple[int, ...], dtype:
     radius = xla_math.pow(_sum_last(powered)[..., 0] + e, inverse).astype(dtype)
     with np.errstate(divide="ignore", invalid="ignore"):  # XLA: g * (1 / radius)
         return (g * (dtype.type(1) / radius[..., None])).astype(dtype)
+
+
+# ---- the reparameterised derivative of gamma samples ------------------------------------------
+
+_lgamma64 = np.frompyfunc(math.lgamma, 1, 1)
+_SERIES_LIMIT = 100_000
+
+
+def _digamma64(x: np.ndarray) -> np.ndarray:
+    """psi(x) for x > 0 in float64: recurrence up to x >= 8, then the asymptotic series."""
+    x = np.array(x, np.float64)
+    shift = np.zeros_like(x)
+    while np.any(small := x < 8):
+        shift = shift - np.where(small, 1 / np.where(small, x, 1), 0)
+        x = np.where(small, x + 1, x)
+    inv2 = 1 / (x * x)
+    tail = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240
+                                                                         - inv2 / 132))))
+    return shift + np.log(x) - 0.5 / x - tail
+
+
+def _gamma_grad64(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """d x / d a along the sample x = F^-1(u; a) for fixed u: -(dP/da)(a, x) / density(x; a),
+    with P(a, x) the regularised lower incomplete gamma function, summed by its series."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        log_x = np.log(x)
+        term = np.ones_like(x)
+        total = np.ones_like(x)
+        d_log_term = np.zeros_like(x)
+        d_total = np.zeros_like(x)
+        for n in range(1, _SERIES_LIMIT):
+            term = term * x / (a + n)
+            d_log_term = d_log_term - 1 / (a + n)
+            total = total + term
+            d_total = d_total + term * d_log_term
+            if n > np.nanmax(x - a, initial=0) and np.all(
+                    ~(term > 1e-17 * total) | ~np.isfinite(term)):
+                break
+        lg_a1 = _lgamma64(a + 1).astype(np.float64)
+        front = np.exp(a * log_x - x - lg_a1)
+        dp_da = front * (total * (log_x - _digamma64(a + 1)) + d_total)
+        density = np.exp((a - 1) * log_x - x - (lg_a1 - np.log(a)))
+        grad = -dp_da / density
+    return np.where(x > 0, grad, 0.0)
+
+
+def random_gamma_grad(a: Any, x: Any) -> Any:
+    """The derivative of a standard gamma sample x with respect to its shape a, holding the
+    sample's quantile fixed (implicit reparameterisation, JAX's lax.random_gamma_grad)."""
+    a_dtype = a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+    x_dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    dtype = np.result_type(a_dtype, x_dtype)
+    dtype = np.dtype(F32) if dtype.kind != "f" else dtype
+    shape = tuple(np.broadcast_shapes(np.shape(a), np.shape(x)))
+    return _sample("gamma_grad", shape, dtype, a, x=x, dtype=dtype.name)
+
+
+@_sampler("gamma_grad")
+def _gamma_grad_host(a: Any, x: Any, dtype: str) -> np.ndarray:
+    return _gamma_grad64(np.asarray(a), np.asarray(x)).astype(np.dtype(dtype))
