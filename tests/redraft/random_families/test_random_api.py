@@ -1,0 +1,168 @@
+"""The new redraft.random functions' defaults, dtypes and shapes (as JAX's), their errors for
+bad arguments, and their behaviour under jit, vmap and grad."""
+import numpy as np
+import pytest
+
+import redraft
+import redraft.numpy as jnp
+from redraft import random
+
+KEY = random.PRNGKey(5)
+A3 = np.array([0.5, 1.0, 2.0], np.float32)
+EYE3 = np.eye(3, dtype=np.float32)
+
+# name -> (call on a key, expected dtype, expected shape)
+SAMPLERS = {
+    "cauchy": (lambda k: random.cauchy(k, (2, 3)), np.float32, (2, 3)),
+    "lognormal": (lambda k: random.lognormal(k), np.float32, ()),
+    "lognormal_f16": (lambda k: random.lognormal(k, shape=(4,), dtype=np.float16),
+                      np.float16, (4,)),
+    "pareto": (lambda k: random.pareto(k, A3), np.float32, (3,)),
+    "maxwell": (lambda k: random.maxwell(k, (5,)), np.float32, (5,)),
+    "double_sided_maxwell": (lambda k: random.double_sided_maxwell(k, A3, 1.0, (2,)),
+                             np.float32, (2, 3)),
+    "double_sided_maxwell_default": (lambda k: random.double_sided_maxwell(k, A3, 1.0),
+                                     np.float32, (3, 3)),
+    "weibull_min": (lambda k: random.weibull_min(k, 1.0, A3), np.float32, (3,)),
+    "wald": (lambda k: random.wald(k, A3), np.float32, (3,)),
+    "geometric": (lambda k: random.geometric(k, A3 / 4), np.int32, (3,)),
+    "poisson": (lambda k: random.poisson(k, A3), np.int32, (3,)),
+    "poisson_uint8": (lambda k: random.poisson(k, 2.0, (4,), np.uint8), np.uint8, (4,)),
+    "binomial": (lambda k: random.binomial(k, 10, A3 / 4), np.float32, (3,)),
+    "multinomial": (lambda k: random.multinomial(k, 10, A3 / A3.sum()), np.float32, (3,)),
+    "gamma": (lambda k: random.gamma(k, A3), np.float32, (3,)),
+    "loggamma": (lambda k: random.loggamma(k, 1.0, (2, 2)), np.float32, (2, 2)),
+    "beta": (lambda k: random.beta(k, A3, 2.0), np.float32, (3,)),
+    "dirichlet": (lambda k: random.dirichlet(k, A3, (4,)), np.float32, (4, 3)),
+    "chisquare": (lambda k: random.chisquare(k, A3), np.float32, (3,)),
+    "f": (lambda k: random.f(k, A3, 3.0), np.float32, (3,)),
+    "t": (lambda k: random.t(k, A3), np.float32, (3,)),
+    "generalized_normal": (lambda k: random.generalized_normal(k, 3.0, (3,)), np.float32, (3,)),
+    "ball": (lambda k: random.ball(k, 4), np.float32, (4,)),
+    "multivariate_normal": (lambda k: random.multivariate_normal(k, A3, EYE3),
+                            np.float32, (3,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_dtype_and_shape(name):
+    sampler, dtype, shape = SAMPLERS[name]
+    out = np.asarray(sampler(KEY))
+    assert out.dtype == dtype and out.shape == shape
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_jit_gives_the_eager_bits(name):
+    sampler = SAMPLERS[name][0]
+    assert np.asarray(redraft.jit(sampler)(KEY)).tobytes() == np.asarray(sampler(KEY)).tobytes()
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_vmap_over_keys_is_a_loop(name):
+    sampler = SAMPLERS[name][0]
+    keys = random.split(KEY, 3)
+    batched = np.asarray(redraft.vmap(sampler)(keys))
+    looped = np.stack([np.asarray(sampler(one)) for one in keys])
+    assert batched.tobytes() == looped.tobytes()
+
+
+def test_parameters_known_only_at_run_time():
+    a = jnp.array([0.3, 1.0, 4.0])
+    for sampler in (random.gamma, random.poisson, random.chisquare, random.t, random.wald):
+        compiled = redraft.jit(lambda key, p: sampler(key, p))(KEY, a)
+        assert np.asarray(compiled).tobytes() == np.asarray(sampler(KEY, a)).tobytes()
+    lam = redraft.vmap(lambda lam: random.poisson(KEY, lam))(a)
+    assert np.asarray(lam).tolist() == [int(random.poisson(KEY, x)) for x in np.asarray(a)]
+
+
+def test_samples_depend_on_the_key_only_through_its_bits():
+    typed = random.key(11)
+    raw = random.PRNGKey(11)
+    assert np.asarray(random.gamma(typed, A3)).tobytes() == \
+        np.asarray(random.gamma(raw, A3)).tobytes()
+    assert np.asarray(random.gamma(random.split(typed)[0], A3)).tobytes() != \
+        np.asarray(random.gamma(typed, A3)).tobytes()
+
+
+def test_gamma_gradient_matches_the_implicit_derivative():
+    """d sample / d a, holding the quantile fixed, equals -dF/da / f (finite differences of
+    scipy's gamma CDF in a, at the sample)."""
+    from scipy import stats
+    a = np.float32(2.5)
+    sample = np.asarray(random.gamma(KEY, a, (6,)), np.float64)
+    grads = np.asarray(redraft.jacfwd(lambda a: random.gamma(KEY, a, (6,)))(a))
+    h = 1e-5
+    dF_da = (stats.gamma(2.5 + h).cdf(sample) - stats.gamma(2.5 - h).cdf(sample)) / (2 * h)
+    np.testing.assert_allclose(grads, -dF_da / stats.gamma(2.5).pdf(sample), rtol=1e-4)
+    reverse = redraft.grad(lambda a: random.gamma(KEY, a, (6,)).sum())(a)
+    np.testing.assert_allclose(reverse, grads.sum(), rtol=1e-5)
+
+
+def test_loggamma_gradient_is_gamma_gradient_over_sample():
+    a = np.float32(0.8)
+    g = redraft.grad(lambda a: random.loggamma(KEY, a, (4,)).sum())(a)
+    sample = np.asarray(random.gamma(KEY, a, (4,)))
+    per = np.asarray(random.random_gamma_grad(np.full(4, a), sample))
+    np.testing.assert_allclose(g, np.sum(per / sample), rtol=1e-4)
+
+
+def test_gamma_gradient_under_jit_and_vmap():
+    f = redraft.grad(lambda a: random.gamma(KEY, a, (3,)).sum())
+    a = jnp.array([0.5, 2.0, 9.0])
+    eager = [float(f(x)) for x in np.asarray(a)]
+    np.testing.assert_allclose(redraft.vmap(f)(a), eager, rtol=1e-6)
+    np.testing.assert_allclose(redraft.jit(f)(a[1]), eager[1], rtol=1e-6)
+
+
+def test_random_gamma_p_binds_like_jax():
+    a = np.full((2, 3), 1.5, np.float32)
+    assert np.asarray(random.random_gamma_p.bind(KEY, a)).tobytes() == \
+        np.asarray(random.gamma(KEY, a)).tobytes()
+    assert np.asarray(random.random_gamma_p.bind(KEY, a, log_space=True)).tobytes() == \
+        np.asarray(random.loggamma(KEY, a)).tobytes()
+
+
+def test_key_helpers():
+    key = random.key(3)
+    assert random.key_impl(key) == "threefry2x32"
+    assert random.key_impl(random.PRNGKey(3)) == "threefry2x32"
+    assert random.key_dtype() is key.dtype and repr(random.key_dtype()) == "key<fry>"
+    copy = random.clone(key)
+    assert isinstance(copy, random.PRNGKeyArray)
+    assert np.asarray(random.key_data(copy)).tolist() == np.asarray(random.key_data(key)).tolist()
+    assert np.asarray(random.clone(random.PRNGKey(3))).tolist() == [0, 3]
+    with pytest.raises(ValueError, match="threefry2x32"):
+        random.key_dtype("rbg")
+    with pytest.raises(TypeError):
+        random.key_impl(3)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: random.gamma(KEY, 1.0, 3), TypeError, "shape"),
+    (lambda: random.gamma(KEY, A3, (2,)), ValueError, "broadcast"),
+    (lambda: random.gamma(KEY, 1.0, dtype=np.int32), ValueError, "float"),
+    (lambda: random.gamma(KEY, 1.0 + 2j), TypeError, "cast"),
+    (lambda: random.poisson(KEY, 1.0, dtype=np.float32), ValueError, "int"),
+    (lambda: random.geometric(KEY, 0.5, dtype=np.float32), ValueError, "int"),
+    (lambda: random.dirichlet(KEY, 1.0), ValueError, "alpha.ndim"),
+    (lambda: random.multivariate_normal(KEY, 0.0, np.eye(2)), ValueError, "mean.ndim"),
+    (lambda: random.multivariate_normal(KEY, np.zeros(3), np.eye(2)), ValueError, "cov.shape"),
+    (lambda: random.multivariate_normal(KEY, np.zeros(2), np.eye(2), method="qr"),
+     ValueError, "method"),
+    (lambda: random.ball(KEY, -1), ValueError, "nonnegative"),
+    (lambda: random.cauchy(random.split(KEY, 2)), ValueError, "single key"),
+    (lambda: random.weibull_min(3, 1.0, 1.0), TypeError, "PRNG key"),
+    (lambda: random.binomial(KEY, 5, "p"), TypeError, "p must"),
+])
+def test_bad_arguments(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_edge_parameters_follow_jax():
+    assert int(random.poisson(KEY, 0.0)) == 0
+    b = np.asarray(random.binomial(KEY, np.array([np.nan, -1.0, np.inf, 5.0], np.float32),
+                                   np.array([0.5, 0.5, 0.5, np.nan], np.float32)))
+    assert np.isnan(b[0]) and np.isnan(b[1]) and b[2] == np.inf and np.isnan(b[3])
+    assert np.all(np.asarray(random.binomial(KEY, 7.0, 1.0, (5,))) == 7)
+    assert np.all(np.asarray(random.binomial(KEY, 7.0, 0.0, (5,))) == 0)
