@@ -2,6 +2,8 @@
 permutation and choice, gumbel and categorical, and the elementwise families made of them."""
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import operator
 import warnings
@@ -83,6 +85,40 @@ def _sample(sampler: str, out_shape: tuple[int, ...], out_dtype: Any, first: Any
     static["operand_names"] = tuple(arrays)
     operands = (as_array(first),) + tuple(as_array(v) for v in arrays.values())
     return random_sample(sampler, operands, out_shape, out_dtype, static)
+
+
+def _recordable(name: str):
+    """Make an eager sampler work on keys and parameters only known when compiled code runs.
+
+    The decorated function computes its samples now from host key words. When the key or an
+    array argument is staged (inside jit), the call is recorded instead as the host sampler
+    `name`, which runs the same function when the compiled code runs; the result's shape and
+    dtype come from running it once on a stand-in key and stand-in arrays (neither depends on
+    the values)."""
+    def decorate(eager):
+        def host(words: np.ndarray, **arguments: Any) -> np.ndarray:
+            return np.asarray(eager(words, **arguments))
+
+        SAMPLERS[name] = host
+
+        @functools.wraps(eager)
+        def sampler(key: KeyLike, *args: Any, **kwargs: Any) -> Any:
+            bound = inspect.signature(eager).bind(key, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = {k: tuple(v) if isinstance(v, list) else v
+                         for k, v in bound.arguments.items()}
+            key = arguments.pop(next(iter(arguments)))
+            staged_key = _is_staged(key) or (isinstance(key, PRNGKeyArray)
+                                             and _is_staged(key._data))
+            if not staged_key and not any(_is_staged(v) for v in arguments.values()):
+                return eager(key, **arguments)
+            words = _single_key(name, key)
+            stand_ins = {k: np.zeros(v.shape, v.dtype) if _is_staged(v) else v
+                         for k, v in arguments.items()}
+            probe = np.asarray(eager(np.zeros(threefry.KEY_SHAPE, np.uint32), **stand_ins))
+            return _sample(name, probe.shape, probe.dtype, words, **arguments)
+        return sampler
+    return decorate
 
 
 # ---------------------------------------------------------------------------------------------
@@ -746,6 +782,7 @@ def _inexact_probabilities(p: Any) -> np.ndarray:
     return p if p.dtype.kind in "fc" else p.astype(np.float32)
 
 
+@_recordable("choice")
 def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
            p: Any = None, axis: int = 0, mode: str = "low") -> Any:
     """Samples from a (or from arange(a) for an int), with or without replacement."""
@@ -795,6 +832,7 @@ def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
     return _wrap(np.reshape(result, out_shape))
 
 
+@_recordable("truncated_normal")
 def truncated_normal(key: KeyLike, lower: Any, upper: Any, shape: Shape | None = None,
                      dtype: Any = None) -> Any:
     """Standard normal samples conditioned on lower < x < upper (inverse-CDF method)."""
@@ -816,6 +854,7 @@ def truncated_normal(key: KeyLike, lower: Any, upper: Any, shape: Shape | None =
     return _wrap(np.minimum(np.maximum(out, low), high).astype(dtype))
 
 
+@_recordable("categorical")
 def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None = None,
                 replace: bool = True, mode: str = "low") -> Any:
     """Category indices drawn with probabilities softmax(logits, axis) (Gumbel-max trick)."""
@@ -849,6 +888,7 @@ def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None =
     return _wrap(np.moveaxis(indices, -1, 0).reshape(shape))
 
 
+@_recordable("orthogonal")
 def orthogonal(key: KeyLike, n: int, shape: Shape = (), dtype: Any = None,
                m: int | None = None) -> Any:
     """Haar-distributed matrices of shape (*shape, n, m) with orthonormal rows or columns
@@ -888,6 +928,7 @@ def _exponential_host(words: np.ndarray, shape: tuple[int, ...], dtype: str) -> 
     return _exponential(words, shape, np.dtype(dtype))
 
 
+@_recordable("laplace")
 def laplace(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard Laplace samples, sign(u) * log(1 - |u|) for u uniform in (-1, 1)."""
     words = _single_key("laplace", key)
@@ -897,6 +938,7 @@ def laplace(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     return _wrap((np.sign(u) * _log1p(-np.abs(u))).astype(dtype))
 
 
+@_recordable("logistic")
 def logistic(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard logistic samples, log(u) - log(1 - u)."""
     words = _single_key("logistic", key)
@@ -905,6 +947,7 @@ def logistic(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     return _wrap((_log(u) - _log1p(-u)).astype(dtype))
 
 
+@_recordable("rademacher")
 def rademacher(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """-1 or +1 with equal probability (int32 unless dtype says otherwise)."""
     words = _single_key("rademacher", key)
@@ -913,6 +956,7 @@ def rademacher(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     return _wrap((2 * flips.astype(dtype) - 1).astype(dtype))
 
 
+@_recordable("rayleigh")
 def rayleigh(key: KeyLike, scale: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Rayleigh samples, scale * sqrt(-2 log u)."""
     words = _single_key("rayleigh", key)
@@ -928,6 +972,7 @@ def rayleigh(key: KeyLike, scale: Any, shape: Shape | None = None, dtype: Any = 
     return _wrap((scale * np.sqrt(_log(u) * dtype.type(-2))).astype(dtype))
 
 
+@_recordable("triangular")
 def triangular(key: KeyLike, left: Any, mode: Any, right: Any, shape: Shape | None = None,
                dtype: Any = None) -> Any:
     """Triangular samples on [left, right] peaking at mode, by inverting the CDF."""

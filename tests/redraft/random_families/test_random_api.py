@@ -166,3 +166,38 @@ def test_edge_parameters_follow_jax():
     assert np.isnan(b[0]) and np.isnan(b[1]) and b[2] == np.inf and np.isnan(b[3])
     assert np.all(np.asarray(random.binomial(KEY, 7.0, 1.0, (5,))) == 7)
     assert np.all(np.asarray(random.binomial(KEY, 7.0, 0.0, (5,))) == 0)
+
+
+RECORDED = {  # older samplers computed on the host, recorded into compiled code by key
+    "laplace": lambda k: random.laplace(k, (3,)),
+    "logistic": lambda k: random.logistic(k, (3,)),
+    "rademacher": lambda k: random.rademacher(k, (3,)),
+    "rayleigh": lambda k: random.rayleigh(k, 2.0, (3,)),
+    "triangular": lambda k: random.triangular(k, 0.0, 0.5, 1.0, (3,)),
+    "truncated_normal": lambda k: random.truncated_normal(k, -1.0, 1.0, (3,)),
+    "orthogonal": lambda k: random.orthogonal(k, 3),
+    "choice": lambda k: random.choice(k, 5, (3,)),
+    "choice_weighted": lambda k: random.choice(k, 5, (3,), replace=False,
+                                               p=jnp.array([0.1, 0.2, 0.3, 0.2, 0.2])),
+    "categorical": lambda k: random.categorical(k, jnp.zeros(4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_older_samplers_on_keys_known_at_run_time(name):
+    sampler = RECORDED[name]
+    assert np.asarray(redraft.jit(sampler)(KEY)).tobytes() == np.asarray(sampler(KEY)).tobytes()
+    keys = random.split(KEY, 2)
+    looped = np.stack([np.asarray(sampler(one)) for one in keys])
+    assert np.asarray(redraft.vmap(sampler)(keys)).tobytes() == looped.tobytes()
+
+
+def test_older_samplers_with_parameters_known_at_run_time():
+    logits = jnp.array([0.0, 1.0, 2.0])
+    compiled = redraft.jit(lambda k, l: random.categorical(k, l, shape=(5,)))(KEY, logits)
+    assert np.asarray(compiled).tolist() == np.asarray(
+        random.categorical(KEY, logits, shape=(5,))).tolist()
+    lower = jnp.float32(-0.5)
+    compiled = redraft.jit(lambda k, lo: random.truncated_normal(k, lo, 2.0, (3,)))(KEY, lower)
+    assert np.asarray(compiled).tobytes() == np.asarray(
+        random.truncated_normal(KEY, -0.5, 2.0, (3,))).tobytes()
