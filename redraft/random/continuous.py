@@ -42,6 +42,19 @@ def _check_param(name: str, value: Any) -> None:
         raise TypeError(f"{name}: parameters must be numbers, got dtype {dtype}")
 
 
+def float_dtype(name: str, dtype: Any) -> np.dtype:
+    """The float dtype a sampler of this package returns: float32 (the default) or float16.
+
+    The samplers repeat JAX's float32 arithmetic step for step; float64 samples (JAX's x64
+    mode computes them in float64, with other bits) are refused rather than computed in
+    float32 and widened."""
+    resolved = _float_dtype(name, dtype)
+    if resolved.itemsize > 4:
+        raise NotImplementedError(f"{name}: {resolved} samples are not implemented; "
+                                  "redraft.random repeats JAX's float32 algorithms")
+    return resolved
+
+
 def is_constant(value: Any) -> bool:
     """Whether JAX would embed `value` in its compiled sampler as a constant (a Python or NumPy
     scalar), where XLA folds it: x / c becomes x * (1 / c), and (x * c1) * c2 becomes
@@ -59,7 +72,7 @@ def _in(dtype: np.dtype, value: np.ndarray) -> np.ndarray:
 def cauchy(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard Cauchy samples, tan(pi * (u - 1/2)) for u uniform in [eps, 1)."""
     words = _single_key("cauchy", key)
-    dtype = _float_dtype("cauchy", dtype)
+    dtype = float_dtype("cauchy", dtype)
     shape = _shape("cauchy", shape)
     return _sample("cauchy", shape, dtype, words, shape=shape, dtype=dtype.name)
 
@@ -78,7 +91,7 @@ def lognormal(key: KeyLike, sigma: Any = np.float32(1), shape: Shape | None = No
               dtype: Any = None) -> Any:
     """Log-normal samples, exp(sigma * z) for standard normal z."""
     words = _single_key("lognormal", key)
-    dtype = _float_dtype("lognormal", dtype)
+    dtype = float_dtype("lognormal", dtype)
     _check_param("lognormal", sigma)
     shape = _result_shape("lognormal", shape, sigma)
     return _sample("lognormal", shape, dtype, words, sigma=sigma, shape=shape,
@@ -100,7 +113,7 @@ def _lognormal_host(words: np.ndarray, sigma: Any, shape: tuple[int, ...], dtype
 def pareto(key: KeyLike, b: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Pareto samples of shape parameter b (support x >= 1), exp(e / b) for exponential e."""
     words = _single_key("pareto", key)
-    dtype = _float_dtype("pareto", dtype)
+    dtype = float_dtype("pareto", dtype)
     _check_param("pareto", b)
     shape = _result_shape("pareto", shape, b)
     return _sample("pareto", shape, dtype, words, b=b, shape=shape, dtype=dtype.name)
@@ -134,7 +147,7 @@ def _maxwell(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.n
 def maxwell(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Maxwell samples (one-sided, scale 1): the length of a 3-D standard normal vector."""
     words = _single_key("maxwell", key)
-    dtype = _float_dtype("maxwell", dtype)
+    dtype = float_dtype("maxwell", dtype)
     shape = _shape("maxwell", shape)
     return _sample("maxwell", shape, dtype, words, shape=shape, dtype=dtype.name)
 
@@ -157,7 +170,7 @@ def double_sided_maxwell(key: KeyLike, loc: Any, scale: Any, shape: Shape = (),
     As in JAX, the result's shape is `shape + broadcast(loc, scale).shape` (and just the
     parameters' shape when `shape` is empty)."""
     words = _single_key("double_sided_maxwell", key)
-    dtype = _float_dtype("double_sided_maxwell", dtype)
+    dtype = float_dtype("double_sided_maxwell", dtype)
     _check_param("double_sided_maxwell", loc)
     _check_param("double_sided_maxwell", scale)
     shape = _shape("double_sided_maxwell", shape)
@@ -187,7 +200,7 @@ def weibull_min(key: KeyLike, scale: Any, concentration: Any, shape: Shape = (),
                 dtype: Any = None) -> Any:
     """Weibull samples: scale * (-log(1 - u)) ** (1 / concentration)."""
     words = _single_key("weibull_min", key)
-    dtype = _float_dtype("weibull_min", dtype)
+    dtype = float_dtype("weibull_min", dtype)
     _check_param("weibull_min", scale)
     _check_param("weibull_min", concentration)
     shape = _shape("weibull_min", shape)
@@ -217,7 +230,7 @@ def wald(key: KeyLike, mean: Any, shape: Shape | None = None, dtype: Any = None)
     """Wald (inverse Gaussian) samples of the given mean and unit shape parameter
     (Michael, Schucany and Haas' transformation of a normal and a uniform draw)."""
     words = _single_key("wald", key)
-    dtype = _float_dtype("wald", dtype)
+    dtype = float_dtype("wald", dtype)
     _check_param("wald", mean)
     shape = _result_shape("wald", shape, mean)
     return _sample("wald", shape, dtype, words, mean=mean, shape=shape, dtype=dtype.name)

@@ -13,9 +13,9 @@ import numpy as np
 
 from redraft.kernels import threefry
 from redraft.random import xla_math
-from redraft.random.basic import (KeyLike, Shape, _dtype, _float_dtype, _result_shape,
+from redraft.random.basic import (KeyLike, Shape, _dtype, _result_shape,
                                   _sample, _sampler, _shape, _single_key, _uniform)
-from redraft.random.continuous import is_constant
+from redraft.random.continuous import float_dtype, is_constant
 
 F32 = np.float32
 
@@ -48,19 +48,19 @@ def geometric(key: KeyLike, p: Any, shape: Shape | None = None, dtype: Any = Non
 def _geometric_host(words: np.ndarray, p: Any, shape: tuple[int, ...], dtype: str
                     ) -> np.ndarray:
     p_arr = np.asarray(p)
-    float_dtype = p_arr.dtype if p_arr.dtype.kind == "f" and p_arr.dtype.itemsize <= 4 \
+    real = p_arr.dtype if p_arr.dtype.kind == "f" and p_arr.dtype.itemsize <= 4 \
         else np.dtype(np.float32)
-    u = _uniform(words, shape, float_dtype, 0., 1.)
-    u = np.where(u == 0, float_dtype.type(1), u)
-    log_u = xla_math.log(u).astype(float_dtype)
+    u = _uniform(words, shape, real, 0., 1.)
+    u = np.where(u == 0, real.type(1), u)
+    log_u = xla_math.log(u).astype(real)
     with np.errstate(divide="ignore", invalid="ignore"):
         if is_constant(p):  # XLA folds log1p(-p) (by the C library) and divides by multiplying
-            log_q = xla_math.log1p_folded(-float_dtype.type(p)).astype(float_dtype)
-            ratio = log_u * (float_dtype.type(1) / log_q)
+            log_q = xla_math.log1p_folded(-real.type(p)).astype(real)
+            ratio = log_u * (real.type(1) / log_q)
         else:
-            log_q = xla_math.log1p(-p_arr.astype(float_dtype)).astype(float_dtype)
+            log_q = xla_math.log1p(-p_arr.astype(real)).astype(real)
             ratio = log_u / np.broadcast_to(log_q, shape)
-        g = np.floor(ratio) + float_dtype.type(1)
+        g = np.floor(ratio) + real.type(1)
         return g.astype(np.dtype(dtype))
 
 
@@ -233,7 +233,7 @@ def binomial(key: KeyLike, n: Any, p: Any, shape: Shape | None = None,
              dtype: Any = None) -> Any:
     """Binomial samples (as floats, float32 by default) of n trials with success chance p."""
     words = _single_key("binomial", key)
-    dtype = _float_dtype("binomial", dtype)
+    dtype = float_dtype("binomial", dtype)
     _probabilities("binomial", n)
     _probabilities("binomial", p)
     shape = _result_shape("binomial", shape, n, p)
@@ -257,7 +257,7 @@ def multinomial(key: KeyLike, n: Any, p: Any, *, shape: Shape | None = None,
     shape = tuple(np.shape(p)) if shape is None else _shape("multinomial", shape)
     if not shape:
         raise ValueError("multinomial: p must have at least one dimension (the categories)")
-    dtype = _float_dtype("multinomial", dtype)
+    dtype = float_dtype("multinomial", dtype)
     return _sample("multinomial", shape, dtype, words, n=n, p=p, shape=shape,
                    dtype=dtype.name)
 

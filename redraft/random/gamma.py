@@ -17,9 +17,9 @@ import numpy as np
 
 from redraft.kernels import threefry
 from redraft.random import many_keys, xla_math
-from redraft.random.basic import (KeyLike, Shape, _exponential, _float_dtype, _result_shape,
+from redraft.random.basic import (KeyLike, Shape, _exponential, _result_shape,
                                   _sample, _sampler, _shape, _single_key)
-from redraft.random.continuous import _check_param, _param, _signs
+from redraft.random.continuous import _check_param, _param, _signs, float_dtype
 
 __all__ = ["ball", "beta", "chisquare", "dirichlet", "f", "gamma", "generalized_normal",
            "loggamma", "random_gamma_grad", "random_gamma_p", "t"]
@@ -101,7 +101,7 @@ def _gamma_in(words: np.ndarray, a: Any, shape: tuple[int, ...], dtype: np.dtype
 def _gamma_sampler(name: str, log_space: bool):
     def sampler(key: KeyLike, a: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
         words = _single_key(name, key)
-        dtype = _float_dtype(name, dtype)
+        dtype = float_dtype(name, dtype)
         _check_param(name, a)
         shape = _result_shape(name, shape, a)
         return _sample(name, shape, dtype, words, a=a, shape=shape, dtype=dtype.name)
@@ -148,7 +148,7 @@ random_gamma_p = _RandomGammaPrimitive()
 def beta(key: KeyLike, a: Any, b: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Beta(a, b) samples: Ga / (Ga + Gb) from two log-gamma draws, scaled by their maximum."""
     words = _single_key("beta", key)
-    dtype = _float_dtype("beta", dtype)
+    dtype = float_dtype("beta", dtype)
     _check_param("beta", a)
     _check_param("beta", b)
     shape = _result_shape("beta", shape, a, b)
@@ -172,7 +172,7 @@ def _beta_host(words: np.ndarray, a: Any, b: Any, shape: tuple[int, ...], dtype:
 def dirichlet(key: KeyLike, alpha: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Dirichlet samples of concentration alpha (last axis): softmax of log-gamma draws."""
     words = _single_key("dirichlet", key)
-    dtype = _float_dtype("dirichlet", dtype)
+    dtype = float_dtype("dirichlet", dtype)
     _check_param("dirichlet", alpha)
     alpha_shape = tuple(np.shape(alpha))
     if len(alpha_shape) < 1:
@@ -210,7 +210,7 @@ def _sum_last(x: np.ndarray) -> np.ndarray:
 def chisquare(key: KeyLike, df: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Chi-square samples of df degrees of freedom: 2 * Gamma(df / 2)."""
     words = _single_key("chisquare", key)
-    dtype = _float_dtype("chisquare", dtype)
+    dtype = float_dtype("chisquare", dtype)
     _check_param("chisquare", df)
     shape = _result_shape("chisquare", shape, df)
     return _sample("chisquare", shape, dtype, words, df=df, shape=shape, dtype=dtype.name)
@@ -233,7 +233,7 @@ def f(key: KeyLike, dfnum: Any, dfden: Any, shape: Shape | None = None,
       dtype: Any = None) -> Any:
     """F samples: (chi2(dfnum) / dfnum) / (chi2(dfden) / dfden)."""
     words = _single_key("f", key)
-    dtype = _float_dtype("f", dtype)
+    dtype = float_dtype("f", dtype)
     _check_param("f", dfnum)
     _check_param("f", dfden)
     shape = _result_shape("f", shape, dfnum, dfden)
@@ -258,7 +258,7 @@ def _f_host(words: np.ndarray, dfnum: Any, dfden: Any, shape: tuple[int, ...], d
 def t(key: KeyLike, df: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Student's t samples of df degrees of freedom: z * sqrt((df / 2) / Gamma(df / 2))."""
     words = _single_key("t", key)
-    dtype = _float_dtype("t", dtype)
+    dtype = float_dtype("t", dtype)
     _check_param("t", df)
     shape = _result_shape("t", shape, df)
     return _sample("t", shape, dtype, words, df=df, shape=shape, dtype=dtype.name)
@@ -280,7 +280,7 @@ def generalized_normal(key: KeyLike, p: float, shape: Shape = (), dtype: Any = N
     """Generalized normal samples of power p (density proportional to exp(-|x|**p)):
     sign * Gamma(1/p) ** (1/p)."""
     words = _single_key("generalized_normal", key)
-    dtype = _float_dtype("generalized_normal", dtype)
+    dtype = float_dtype("generalized_normal", dtype)
     _check_param("generalized_normal", p)
     shape = _shape("generalized_normal", shape)
     return _sample("generalized_normal", shape, dtype, words, p=p, shape=shape,
@@ -313,7 +313,7 @@ def _generalized_normal_host(words: np.ndarray, p: Any, shape: tuple[int, ...], 
 def ball(key: KeyLike, d: int, p: float = 2, shape: Shape = (), dtype: Any = None) -> Any:
     """Points uniform in the d-dimensional unit p-norm ball: shape (*shape, d)."""
     words = _single_key("ball", key)
-    dtype = _float_dtype("ball", dtype)
+    dtype = float_dtype("ball", dtype)
     _check_param("ball", p)
     shape = _shape("ball", shape)
     d = int(d)

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from redraft.random.basic import (KeyLike, Shape, _check_shape, _float_dtype, _normal,
+from redraft.random.basic import (KeyLike, Shape, _check_shape, _normal,
                                   _sample, _sampler, _shape, _single_key)
+from redraft.random.continuous import float_dtype
 
 __all__ = ["multivariate_normal"]
 
@@ -47,7 +48,7 @@ def multivariate_normal(key: KeyLike, mean: Any, cov: Any, shape: Shape | None =
             raise TypeError(f"multivariate_normal: mean and cov must be real, got "
                             f"{_array_dtype(value)}")
     default = _array_dtype(mean) if _array_dtype(mean).kind == "f" else None
-    dtype = _float_dtype("multivariate_normal", dtype if dtype is not None else default)
+    dtype = float_dtype("multivariate_normal", dtype if dtype is not None else default)
     if shape is None:
         shape = tuple(np.broadcast_shapes(mean_shape[:-1], cov_shape[:-2]))
     else:
