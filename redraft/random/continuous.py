@@ -139,8 +139,9 @@ def _maxwell(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.n
         total = z[..., 1] * z[..., 1]
         total = xla_math.fma(z[..., 0], z[..., 0], total)
         total = xla_math.fma(z[..., 2], z[..., 2], total)
-    else:
-        total = np.sum(z.astype(np.float32) ** 2, axis=-1)
+        return np.sqrt(total)
+    squares = (z * z).astype(np.float32)  # float16: squares rounded, summed in float32
+    total = ((squares[..., 0] + squares[..., 1]) + squares[..., 2]).astype(dtype)
     return np.sqrt(total).astype(dtype)
 
 

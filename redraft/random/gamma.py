@@ -29,19 +29,46 @@ _THIRD = F32(1.0 / 3.0)
 _SQUEEZE = F32(0.0331)
 
 
-def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(d, V) of Marsaglia-Tsang's accepted draw for each (key, alpha >= 1) pair, float32."""
-    fma = xla_math.fma
-    d = alpha - _THIRD
-    c = _THIRD * xla_math.rsqrt(d)  # XLA rewrites 1/3 / sqrt(d) so
+class _Arithmetic:
+    """The float steps of XLA's gamma loop in one dtype: float32 contracts multiply-adds into
+    fused ones and uses XLA's log; float16 rounds every step to float16 (XLA computes each
+    float16 operation in float32 and rounds it back)."""
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.type = self.dtype.type
+        self.single = self.dtype == np.float32
+
+    def fma(self, a, b, c):
+        return xla_math.fma(a, b, c) if self.single else a * b + c
+
+    def log(self, x):
+        return xla_math.log(x).astype(self.dtype)
+
+    def log1p(self, x):
+        return xla_math.log1p(x).astype(self.dtype)
+
+    def pow(self, x, y):
+        return xla_math.pow(x, y).astype(self.dtype)
+
+    def rsqrt(self, x):
+        return xla_math.rsqrt(x).astype(self.dtype)
+
+
+def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray, ops: _Arithmetic
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(d, V) of Marsaglia-Tsang's accepted draw for each (key, alpha >= 1) pair."""
+    one, dtype = ops.type(1), ops.dtype
+    d = alpha - ops.type(_THIRD)
+    c = ops.type(_THIRD) * ops.rsqrt(d)  # XLA rewrites 1/3 / sqrt(d) so
     n = alpha.shape[0]
-    X, V, U = np.zeros(n, F32), np.ones(n, F32), np.full(n, F32(2))
+    X, V, U = np.zeros(n, dtype), np.ones(n, dtype), np.full(n, ops.type(2))
     active = np.ones(n, bool)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         while True:
-            squeeze = U >= fma(-_SQUEEZE, X * X, F32(1))
-            log_test = xla_math.log(U) >= fma(X, F32(0.5),
-                                              d * ((F32(1) - V) + xla_math.log(V)))
+            squeeze = U >= ops.fma(-ops.type(_SQUEEZE), X * X, one)
+            log_test = ops.log(U) >= ops.fma(X, ops.type(0.5),
+                                             d * ((one - V) + ops.log(V)))
             active &= squeeze & log_test
             if not active.any():
                 return d, V
@@ -49,53 +76,56 @@ def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, n
             three = many_keys.split(keys[idx], 3)
             keys[idx] = three[:, 0]
             x_keys, u_keys = three[:, 1], three[:, 2]
-            x = np.zeros(idx.size, F32)
-            v = np.full(idx.size, F32(-1))
+            x = np.zeros(idx.size, dtype)
+            v = np.full(idx.size, -one)
             redraw = v <= 0
             while redraw.any():
                 j = np.nonzero(redraw)[0]
                 pair = many_keys.split(x_keys[j], 2)
                 x_keys[j] = pair[:, 0]
-                x[j] = many_keys.normal(pair[:, 1])
-                v[j] = fma(x[j], c[idx[j]], F32(1))
+                x[j] = many_keys.normal(pair[:, 1], dtype)
+                v[j] = ops.fma(x[j], c[idx[j]], one)
                 redraw = v <= 0
             X[idx] = x * x
             V[idx] = (v * v) * v
-            U[idx] = many_keys.uniform(u_keys)
+            U[idx] = many_keys.uniform(u_keys, 0., 1., dtype)
 
 
 def _gamma_one(keys: np.ndarray, alpha: np.ndarray, log_space: bool) -> np.ndarray:
-    """JAX's _gamma_one for every (key, alpha) pair: keys (n, 2), alpha (n,) float32."""
-    boost_mask = alpha >= F32(1)
-    boosted = np.where(boost_mask, alpha, alpha + F32(1))
+    """JAX's _gamma_one for every (key, alpha) pair: keys (n, 2), alpha (n,) of the
+    samples' dtype (float32 or float16)."""
+    ops = _Arithmetic(alpha.dtype)
+    one = ops.type(1)
+    boost_mask = alpha >= one
+    boosted = np.where(boost_mask, alpha, alpha + one)
     halves = many_keys.split(keys, 2)
-    d, V = _marsaglia_tsang(halves[:, 0].copy(), boosted)
+    d, V = _marsaglia_tsang(halves[:, 0].copy(), boosted, ops)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        u = many_keys.uniform(halves[:, 1])
-        inverse = F32(1) / alpha
+        u = many_keys.uniform(halves[:, 1], 0., 1., ops.dtype)
+        inverse = one / alpha
         if log_space:
-            log_samples = xla_math.log1p(-u)  # -exponential(subkey)
-            log_boost = np.where(boost_mask | (log_samples == 0), F32(0),
+            log_samples = ops.log1p(-u)  # -exponential(subkey)
+            log_boost = np.where(boost_mask | (log_samples == 0), ops.type(0),
                                  log_samples * inverse)
-            return (xla_math.log(d) + xla_math.log(V)) + log_boost
-        samples = F32(1) - u
-        boost = np.where(boost_mask, F32(1), xla_math.pow(samples, inverse))
+            return (ops.log(d) + ops.log(V)) + log_boost
+        samples = one - u
+        boost = np.where(boost_mask, one, ops.pow(samples, inverse))
         return (d * V) * boost
 
 
-def _gamma(words: np.ndarray, a: np.ndarray, log_space: bool) -> np.ndarray:
-    """Standard gamma (or log-gamma) samples of shape a.shape, float32."""
-    alpha = np.ascontiguousarray(a, F32).reshape(-1)
+def _gamma(words: np.ndarray, a: np.ndarray, log_space: bool, dtype=F32) -> np.ndarray:
+    """Standard gamma (or log-gamma) samples of shape a.shape in `dtype`."""
+    alpha = np.ascontiguousarray(a, dtype).reshape(-1)
     if alpha.size == 0:
-        return np.zeros(a.shape, F32)
+        return np.zeros(a.shape, dtype)
     keys = threefry.split(words, (alpha.size,)).reshape(-1, 2)
     return _gamma_one(keys, alpha, log_space).reshape(a.shape)
 
 
 def _gamma_in(words: np.ndarray, a: Any, shape: tuple[int, ...], dtype: np.dtype,
               log_space: bool) -> np.ndarray:
-    a = _param("gamma", a, np.dtype(F32), shape)
-    return _gamma(words, a, log_space).astype(dtype)
+    a = _param("gamma", a, dtype, shape)
+    return _gamma(words, a, log_space, dtype)
 
 
 def _gamma_sampler(name: str, log_space: bool):
@@ -164,8 +194,8 @@ def _beta_host(words: np.ndarray, a: Any, b: Any, shape: tuple[int, ...], dtype:
     log_b = _gamma_in(key_b, b, shape, dtype, True)
     log_max = np.maximum(log_a, log_b)
     with np.errstate(invalid="ignore"):
-        scaled_a = xla_math.exp(log_a - log_max)
-        scaled_b = xla_math.exp(log_b - log_max)
+        scaled_a = xla_math.exp(log_a - log_max).astype(dtype)
+        scaled_b = xla_math.exp(log_b - log_max).astype(dtype)
         return (scaled_a / (scaled_a + scaled_b)).astype(dtype)
 
 
@@ -195,16 +225,18 @@ def _dirichlet_host(words: np.ndarray, alpha: Any, shape: tuple[int, ...], dtype
     with np.errstate(invalid="ignore", divide="ignore"):
         # jax.nn.softmax, exp(x - max) / sum, where XLA divides by multiplying with 1 / sum
         unnormalized = xla_math.exp(log_g - np.max(log_g, axis=-1, keepdims=True))
-        return (unnormalized * (F32(1) / _sum_last(unnormalized))).astype(dtype)
+        unnormalized = unnormalized.astype(dtype)
+        return (unnormalized * (dtype.type(1) / _sum_last(unnormalized))).astype(dtype)
 
 
 def _sum_last(x: np.ndarray) -> np.ndarray:
     """Sum over the last axis in index order, keeping it (as XLA's CPU code sums a row whose
     terms it computes in the same loop)."""
-    total = x[..., 0:1]
+    wide = x.astype(np.float32)  # float16 rows are summed in float32
+    total = wide[..., 0:1]
     for i in range(1, x.shape[-1]):
-        total = total + x[..., i:i + 1]
-    return total
+        total = total + wide[..., i:i + 1]
+    return total.astype(x.dtype)
 
 
 def chisquare(key: KeyLike, df: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
@@ -218,9 +250,9 @@ def chisquare(key: KeyLike, df: Any, shape: Shape | None = None, dtype: Any = No
 
 def _chisquare(words: np.ndarray, df: Any, shape: tuple[int, ...], dtype: np.dtype
                ) -> np.ndarray:
-    half = _param("chisquare", df, np.dtype(F32), shape) / F32(2)
-    log_g = _gamma(words, np.asarray(half), True)
-    return (xla_math.exp(log_g) * F32(2)).astype(dtype)
+    half = _param("chisquare", df, dtype, shape) / dtype.type(2)
+    log_g = _gamma(words, np.asarray(half), True, dtype)
+    return (xla_math.exp(log_g).astype(dtype) * dtype.type(2)).astype(dtype)
 
 
 @_sampler("chisquare")
@@ -271,7 +303,7 @@ def _t_host(words: np.ndarray, df: Any, shape: tuple[int, ...], dtype: str) -> n
     key_n, key_g = threefry.split(words, (2,))
     n = _normal(key_n, shape, dtype)
     half = _param("t", df, dtype, shape) / dtype.type(2)
-    g = _gamma(key_g, np.asarray(half, F32), False).astype(dtype)
+    g = _gamma(key_g, np.asarray(half), False, dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (n * np.sqrt(half / g)).astype(dtype)
 
@@ -291,7 +323,7 @@ def _generalized_normal(words: np.ndarray, p: Any, shape: tuple[int, ...], dtype
                         ) -> np.ndarray:
     key_g, key_r = threefry.split(words, (2,))
     inverse = _inverse(p, dtype)
-    g = _gamma(key_g, np.broadcast_to(inverse, shape), False).astype(dtype)
+    g = _gamma(key_g, np.broadcast_to(inverse, shape), False, dtype)
     r = _signs(key_r, shape, dtype)
     return (r * xla_math.pow(g, inverse).astype(dtype)).astype(dtype)
 

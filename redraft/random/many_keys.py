@@ -43,20 +43,24 @@ def split(keys: np.ndarray, num: int) -> np.ndarray:
     return np.stack([y0, y1], axis=-1).reshape(n, num, 2)
 
 
-def bits32(keys: np.ndarray) -> np.ndarray:
-    """random_bits(key, 32, ()) for every key: shape (n,)."""
+def bits(keys: np.ndarray, width: int = 32) -> np.ndarray:
+    """random_bits(key, width, ()) for every key (width 16 or 32): shape (n,)."""
     zeros = np.zeros(keys.shape[0], np.uint32)
     y0, y1 = hash_pairs(keys, zeros, zeros)
-    return y0 ^ y1
+    return (y0 ^ y1).astype(f"uint{width}")
 
 
-def uniform(keys: np.ndarray, minval=0., maxval=1.) -> np.ndarray:
-    """uniform(key, (), float32, minval, maxval) for every key."""
-    unit = threefry.unit_floats(bits32(keys), np.float32)
-    return threefry.scale_to_range(unit, np.float32(minval), np.float32(maxval))
+def uniform(keys: np.ndarray, minval=0., maxval=1., dtype=np.float32) -> np.ndarray:
+    """uniform(key, (), dtype, minval, maxval) for every key (float32 or float16)."""
+    dtype = np.dtype(dtype)
+    unit = threefry.unit_floats(bits(keys, dtype.itemsize * 8), dtype)
+    return threefry.scale_to_range(unit, dtype.type(minval), dtype.type(maxval))
 
 
-def normal(keys: np.ndarray) -> np.ndarray:
-    """normal(key, (), float32) for every key."""
-    u = uniform(keys, threefry.NORMAL_LOW, 1.)
-    return threefry.SQRT2_F32 * threefry.erfinv_float32(u)
+def normal(keys: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """normal(key, (), dtype) for every key: sqrt(2) erfinv(u), u uniform in (-1, 1)."""
+    dtype = np.dtype(dtype)
+    low = np.nextafter(dtype.type(-1), dtype.type(0))
+    u = uniform(keys, low, 1., dtype)
+    erfinv = threefry.erfinv_float32(u).astype(dtype)
+    return dtype.type(np.sqrt(2)) * erfinv

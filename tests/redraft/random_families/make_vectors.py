@@ -80,6 +80,15 @@ CASES = [
      "R.multivariate_normal(key, np.array([1.0, 2.0, 3.0], np.float32), np.array("
      "[[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 3.0]], np.float32), (32,))",
      0, 1e-5, LAPACK),
+    # float16: JAX draws 16-bit uniforms and rounds every step to float16
+    ("gamma_f16", "R.gamma(key, 2.5, (32,), np.float16)"),
+    ("loggamma_f16", "R.loggamma(key, 0.3, (32,), np.float16)"),
+    ("beta_f16", "R.beta(key, 2.0, 3.0, (32,), np.float16)"),
+    ("t_f16", "R.t(key, 3.0, (32,), np.float16)"),
+    ("dirichlet_f16", "R.dirichlet(key, np.array([0.5, 1.0, 2.0], np.float32), (8,), "
+                      "np.float16)"),
+    ("maxwell_f16", "R.maxwell(key, (32,), np.float16)"),
+    ("cauchy_f16", "R.cauchy(key, (32,), np.float16)"),
     ("gamma_grad", "grad(lambda a: R.gamma(key, a, (8,)).sum())(np.float32(2.5))",
      0, 1e-5, GRAD),
     ("gamma_grad_small", "grad(lambda a: R.gamma(key, a, (8,)).sum())(np.float32(0.4))",
