@@ -11,12 +11,19 @@ Keys come in JAX's two forms and every function accepts both:
 * `PRNGKey(seed)` makes a legacy raw key, a uint32 array of shape (2,).
 
 `split` and `fold_in` return keys of the form they were given.
+
+The package has one file per family: basic.py (keys, bits, uniform, normal, randint, choice and
+the samplers made directly of them), continuous.py (cauchy, lognormal, pareto, maxwell, weibull,
+wald), discrete.py (geometric, poisson, binomial, multinomial), gamma.py (gamma and what is
+built on it), multivariate.py (multivariate_normal); xla_math.py repeats the float32 math XLA
+runs so the samples keep JAX's bits, and many_keys.py hashes one key per element for the
+per-element rejection loops.
 """
 from redraft.random.basic import (  # noqa: F401
-    clone, key_dtype, key_impl,  # noqa: F401
-    bernoulli, bits, categorical, choice, exponential, fold_in, gumbel, key, key_data, laplace,
-    logistic, normal, orthogonal, permutation, PRNGKey, PRNGKeyArray, rademacher, randint,
-    rayleigh, shuffle, split, triangular, truncated_normal, uniform, wrap_key_data,
+    bernoulli, bits, categorical, choice, clone, exponential, fold_in, gumbel, key, key_data,
+    key_dtype, key_impl, laplace, logistic, normal, orthogonal, permutation, PRNGKey,
+    PRNGKeyArray, rademacher, randint, rayleigh, shuffle, split, triangular, truncated_normal,
+    uniform, wrap_key_data,
 )
 from redraft.random.continuous import (  # noqa: F401
     cauchy, double_sided_maxwell, lognormal, maxwell, pareto, wald, weibull_min,
