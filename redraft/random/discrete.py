@@ -19,6 +19,11 @@ from redraft.random.continuous import float_dtype, is_constant
 
 F32 = np.float32
 
+# Rounds after which a rejection loop gives up on elements it cannot accept (an infinite rate
+# or count makes every candidate NaN; JAX's loops run 2**31 rounds there). A valid element is
+# still unaccepted after r rounds with probability below 0.3**r.
+_MAX_ROUNDS = 10_000
+
 __all__ = ["binomial", "geometric", "multinomial", "poisson"]
 
 
@@ -61,7 +66,7 @@ def _geometric_host(words: np.ndarray, p: Any, shape: tuple[int, ...], dtype: st
             log_q = xla_math.log1p(-p_arr.astype(real)).astype(real)
             ratio = log_u / np.broadcast_to(log_q, shape)
         g = np.floor(ratio) + real.type(1)
-        return g.astype(np.dtype(dtype))
+        return xla_math.to_int(g, np.dtype(dtype))
 
 
 # ---- poisson ----------------------------------------------------------------------------------
@@ -101,7 +106,9 @@ def _ptrs(words: np.ndarray, lam: np.ndarray, constant: bool) -> np.ndarray:
     accepted = np.zeros(lam.shape, bool)
     key = words
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        while not accepted.all():
+        for _ in range(_MAX_ROUNDS):
+            if accepted.all():
+                break
             key, key_u, key_v = threefry.split(key, (3,))
             u = _uniform(key_u, lam.shape, np.dtype(F32), 0., 1.) - F32(0.5)
             v = _uniform(key_v, lam.shape, np.dtype(F32), 0., 1.)
@@ -126,8 +133,8 @@ def _poisson_host(words: np.ndarray, lam: Any, shape: tuple[int, ...], dtype: st
     knuth = _knuth(words, np.where(use_knuth, lam, F32(0)))
     rejection = _ptrs(words, np.where(use_knuth, F32(1e5), lam), constant)
     out_dtype = np.dtype(dtype)
-    with np.errstate(invalid="ignore"):
-        result = np.where(use_knuth, knuth.astype(out_dtype), rejection.astype(out_dtype))
+    result = np.where(use_knuth, xla_math.to_int(knuth, out_dtype),
+                      xla_math.to_int(rejection, out_dtype))
     return np.where(lam == 0, out_dtype.type(0), result).astype(out_dtype)
 
 
@@ -181,7 +188,9 @@ def _btrs(words: np.ndarray, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
         k_out = np.full(prob.shape, F32(-1))
         accepted = np.zeros(prob.shape, bool)
         key = words
-        while not accepted.all():
+        for _ in range(_MAX_ROUNDS):
+            if accepted.all():
+                break
             key, key_u, key_v = threefry.split(key, (3,))
             u = _uniform(key_u, prob.shape, np.dtype(F32), 0., 1.) - F32(0.5)
             v = _uniform(key_v, prob.shape, np.dtype(F32), 0., 1.)

@@ -142,3 +142,14 @@ def log_folded(x) -> np.ndarray:
     logf)."""
     x = np.asarray(x, F32)
     return np.asarray(_logf(x), F32).reshape(x.shape)
+
+
+def to_int(x, dtype) -> np.ndarray:
+    """Floats converted to an integer dtype as XLA converts them: truncated toward zero,
+    saturating at the dtype's bounds, NaN to 0 (NumPy's cast is undefined there)."""
+    x = np.asarray(x)
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore"):
+        clipped = np.clip(np.nan_to_num(np.trunc(x), nan=0.0), info.min, info.max)
+        big = clipped >= float(info.max)  # float(info.max) may round up past the bound
+        return np.where(big, info.max, clipped.astype(np.float64).astype(dtype)).astype(dtype)

@@ -242,3 +242,13 @@ def test_parameters_without_a_derivative_say_so():
         redraft.grad(lambda c: random.multivariate_normal(
             key, jnp.zeros(2), c * jnp.eye(2), (3,)).sum())(1.0)
     assert float(redraft.grad(lambda lam: random.poisson(key, lam, (3,)).sum() * 1.0)(3.0)) == 0
+
+
+def test_unbounded_parameters_end_as_jax_does():
+    """An infinite rate or count can never be accepted by the rejection loops; JAX's loops run
+    2**31 rounds and convert the NaN result to int as XLA does (NaN to 0, saturating)."""
+    rates = np.array([np.inf, 3.0], np.float32)
+    assert np.asarray(random.poisson(KEY, rates)).tolist()[0] == 0
+    assert np.asarray(random.binomial(KEY, np.float32(np.inf), 0.3)) == np.inf
+    assert np.asarray(random.geometric(KEY, np.float32(0.0))) == np.iinfo(np.int32).max
+    assert np.asarray(random.poisson(KEY, 300.0, (3,), np.uint8)).tolist() == [255] * 3
