@@ -6,9 +6,14 @@ from redraft.compiler.transforms.batch.batching import defbatch
 
 from redraft import random
 
-_KEYS_OUT = ("key", "split", "fold_in", "wrap_key_data")
+_KEYS_OUT = ("key", "split", "fold_in", "wrap_key_data", "clone")
 _VALUES_OUT = ("PRNGKey", "key_data", "bits", "uniform", "normal", "randint", "bernoulli",
-               "permutation", "shuffle", "gumbel", "choice", "truncated_normal", "categorical")
+               "permutation", "shuffle", "gumbel", "choice", "truncated_normal", "categorical",
+               "exponential", "laplace", "logistic", "rademacher", "rayleigh", "triangular",
+               "orthogonal", "cauchy", "lognormal", "pareto", "maxwell", "double_sided_maxwell",
+               "weibull_min", "wald", "geometric", "poisson", "binomial", "multinomial",
+               "gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t",
+               "generalized_normal", "ball", "multivariate_normal")
 
 for _name in _KEYS_OUT:
     defbatch(getattr(random, _name), loop_returning("any"))
@@ -18,3 +23,4 @@ for _name in _VALUES_OUT:
 
 # the primitive the samplers record inside compiled code (compiler/primitives/random.py)
 defbatch(random_sample, loop_returning("any"))
+defbatch(random.random_gamma_grad, loop_returning("any"))

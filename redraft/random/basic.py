@@ -1,19 +1,9 @@
-"""redraft.random: JAX's counter-based random numbers with explicit keys.
-
-Every function takes a key and returns the same values JAX does for that key (Threefry-2x32
-with `jax_threefry_partitionable=True`, 32-bit types): a sample depends only on the key and
-the sample's position, so results are reproducible on every device and under any transform.
-
-Keys come in JAX's two forms and every function accepts both:
-
-* `key(seed)` makes a typed key, a `PRNGKeyArray` of shape () that hides its two uint32 words
-  (`key_data` shows them, `wrap_key_data` makes keys from them);
-* `PRNGKey(seed)` makes a legacy raw key, a uint32 array of shape (2,).
-
-`split` and `fold_in` return keys of the form they were given.
-"""
+"""Keys and the samplers JAX builds directly on random bits: uniform, normal, randint, bernoulli,
+permutation and choice, gumbel and categorical, and the elementwise families made of them."""
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import operator
 import warnings
@@ -57,6 +47,9 @@ __all__ = [
     "truncated_normal",
     "uniform",
     "wrap_key_data",
+    "clone",
+    "key_dtype",
+    "key_impl",
 ]
 
 Shape = Sequence[int]
@@ -93,6 +86,40 @@ def _sample(sampler: str, out_shape: tuple[int, ...], out_dtype: Any, first: Any
     static["operand_names"] = tuple(arrays)
     operands = (as_array(first),) + tuple(as_array(v) for v in arrays.values())
     return random_sample(sampler, operands, out_shape, out_dtype, static)
+
+
+def _recordable(name: str):
+    """Make an eager sampler work on keys and parameters only known when compiled code runs.
+
+    The decorated function computes its samples now from host key words. When the key or an
+    array argument is staged (inside jit), the call is recorded instead as the host sampler
+    `name`, which runs the same function when the compiled code runs; the result's shape and
+    dtype come from running it once on a stand-in key and stand-in arrays (neither depends on
+    the values)."""
+    def decorate(eager):
+        def host(words: np.ndarray, **arguments: Any) -> np.ndarray:
+            return np.asarray(eager(words, **arguments))
+
+        SAMPLERS[name] = host
+
+        @functools.wraps(eager)
+        def sampler(key: KeyLike, *args: Any, **kwargs: Any) -> Any:
+            bound = inspect.signature(eager).bind(key, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = {k: tuple(v) if isinstance(v, list) else v
+                         for k, v in bound.arguments.items()}
+            key = arguments.pop(next(iter(arguments)))
+            staged_key = _is_staged(key) or (isinstance(key, PRNGKeyArray)
+                                             and _is_staged(key._data))
+            if not staged_key and not any(_is_staged(v) for v in arguments.values()):
+                return eager(key, **arguments)
+            words = _single_key(name, key)
+            stand_ins = {k: np.zeros(v.shape, v.dtype) if _is_staged(v) else v
+                         for k, v in arguments.items()}
+            probe = np.asarray(eager(np.zeros(threefry.KEY_SHAPE, np.uint32), **stand_ins))
+            return _sample(name, probe.shape, probe.dtype, words, **arguments)
+        return sampler
+    return decorate
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,6 +356,29 @@ def wrap_key_data(key_bits_array: Any) -> PRNGKeyArray:
     return PRNGKeyArray(_check_key_data("wrap_key_data", key_bits_array))
 
 
+def key_impl(keys: KeyLike) -> str:
+    """The name of the PRNG implementation behind `keys` (always Threefry-2x32 here)."""
+    _key_words("key_impl", keys, batched=True)
+    return "threefry2x32"
+
+
+def key_dtype(impl_spec: Any = None) -> _KeyDType:
+    """The dtype of typed keys of implementation `impl_spec` (None or "threefry2x32")."""
+    if impl_spec not in (None, "threefry2x32"):
+        raise ValueError(f"key_dtype: redraft implements only the 'threefry2x32' PRNG, "
+                         f"got {impl_spec!r}")
+    return PRNGKeyArray.dtype
+
+
+def clone(key: KeyLike) -> Any:
+    """A copy of `key` (JAX's clone marks a key for reuse; redraft's keys are immutable values,
+    so the copy is the same key)."""
+    data, typed = _key_words("clone", key, batched=True)
+    if _is_staged(data):
+        return _return_keys(data, typed)
+    return _return_keys(data.copy(), typed)
+
+
 def split(key: KeyLike, num: int | Shape = 2) -> Any:
     """`num` new keys (a count or a shape), statistically independent of `key` and each other."""
     data, typed = _key_words("split", key)
@@ -408,6 +458,21 @@ def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ..
             f"{name} parameter shapes must be broadcast-compatible with shape argument, and "
             "the result of broadcasting the shapes must equal the shape argument, but got "
             f"parameter shapes {list(param_shapes)} for shape argument {shape}.")
+
+
+def _result_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
+    """A sampler's output shape: `shape` checked against its parameters' shapes, or (None) the
+    shape they broadcast to (JAX's rule for `shape=None`)."""
+    param_shapes = [tuple(np.shape(p)) for p in params]
+    if shape is None:
+        try:
+            return tuple(np.broadcast_shapes(*param_shapes)) if param_shapes else ()
+        except ValueError:
+            raise ValueError(f"{name}: parameter shapes {param_shapes} do not broadcast "
+                             "together") from None
+    shape = _shape(name, shape)
+    _check_shape(name, shape, *param_shapes)
+    return shape
 
 
 def _dtype(name: str, dtype: Any, default: np.dtype, kinds: str, what: str) -> np.dtype:
@@ -743,6 +808,7 @@ def _inexact_probabilities(p: Any) -> np.ndarray:
     return p if p.dtype.kind in "fc" else p.astype(dtypes.DEFAULT_FLOAT)
 
 
+@_recordable("choice")
 def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
            p: Any = None, axis: int = 0, mode: str = "low") -> Any:
     """Samples from a (or from arange(a) for an int), with or without replacement."""
@@ -792,6 +858,7 @@ def choice(key: KeyLike, a: int | Any, shape: Shape = (), replace: bool = True,
     return _wrap(np.reshape(result, out_shape))
 
 
+@_recordable("truncated_normal")
 def truncated_normal(key: KeyLike, lower: Any, upper: Any, shape: Shape | None = None,
                      dtype: Any = None) -> Any:
     """Standard normal samples conditioned on lower < x < upper (inverse-CDF method)."""
@@ -813,6 +880,7 @@ def truncated_normal(key: KeyLike, lower: Any, upper: Any, shape: Shape | None =
     return _wrap(np.minimum(np.maximum(out, low), high).astype(dtype))
 
 
+@_recordable("categorical")
 def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None = None,
                 replace: bool = True, mode: str = "low") -> Any:
     """Category indices drawn with probabilities softmax(logits, axis) (Gumbel-max trick)."""
@@ -846,6 +914,7 @@ def categorical(key: KeyLike, logits: Any, axis: int = -1, shape: Shape | None =
     return _wrap(np.moveaxis(indices, -1, 0).reshape(shape))
 
 
+@_recordable("orthogonal")
 def orthogonal(key: KeyLike, n: int, shape: Shape = (), dtype: Any = None,
                m: int | None = None) -> Any:
     """Haar-distributed matrices of shape (*shape, n, m) with orthonormal rows or columns
@@ -885,6 +954,7 @@ def _exponential_host(words: np.ndarray, shape: tuple[int, ...], dtype: str) -> 
     return _exponential(words, shape, np.dtype(dtype))
 
 
+@_recordable("laplace")
 def laplace(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard Laplace samples, sign(u) * log(1 - |u|) for u uniform in (-1, 1)."""
     words = _single_key("laplace", key)
@@ -894,6 +964,7 @@ def laplace(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     return _wrap((np.sign(u) * _log1p(-np.abs(u))).astype(dtype))
 
 
+@_recordable("logistic")
 def logistic(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """Standard logistic samples, log(u) - log(1 - u)."""
     words = _single_key("logistic", key)
@@ -902,6 +973,7 @@ def logistic(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     return _wrap((_log(u) - _log1p(-u)).astype(dtype))
 
 
+@_recordable("rademacher")
 def rademacher(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     """-1 or +1 with equal probability (the default int unless dtype says otherwise): a
     bernoulli(0.5), which draws uniforms in the default float as JAX's does."""
@@ -911,6 +983,7 @@ def rademacher(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:
     return _wrap((2 * flips.astype(dtype) - 1).astype(dtype))
 
 
+@_recordable("rayleigh")
 def rayleigh(key: KeyLike, scale: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
     """Rayleigh samples, scale * sqrt(-2 log u)."""
     words = _single_key("rayleigh", key)
@@ -926,6 +999,7 @@ def rayleigh(key: KeyLike, scale: Any, shape: Shape | None = None, dtype: Any = 
     return _wrap((scale * np.sqrt(_log(u) * dtype.type(-2))).astype(dtype))
 
 
+@_recordable("triangular")
 def triangular(key: KeyLike, left: Any, mode: Any, right: Any, shape: Shape | None = None,
                dtype: Any = None) -> Any:
     """Triangular samples on [left, right] peaking at mode, by inverting the CDF."""
