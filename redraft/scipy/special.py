@@ -387,3 +387,18 @@ def log_softmax(x, axis=-1) -> Array:
 __all__ += ["gammainc", "gammaincc", "betainc", "beta", "factorial", "poch", "gammasgn",
             "loggamma", "multigammaln", "rel_entr", "kl_div", "boxcox", "boxcox1p", "comb",
             "softmax", "log_softmax"]
+
+
+# ---- Bessel, exponential-integral, zeta and hypergeometric families (special_functions/) ------
+
+from redraft.scipy.special_functions.bessel import bessel_jn, i0, i0e, i1, i1e  # noqa: E402
+from redraft.scipy.special_functions.error_family import (dawsn, erfcx, fresnel,  # noqa: E402
+                                                          owens_t)
+from redraft.scipy.special_functions.exponential_integrals import (exp1, expi,  # noqa: E402
+                                                                   expn, sici)
+from redraft.scipy.special_functions.hypergeometric import hyp1f1, hyp2f1  # noqa: E402
+from redraft.scipy.special_functions.zeta import bernoulli, polygamma, spence, zeta  # noqa: E402
+
+__all__ += ["bessel_jn", "i0", "i0e", "i1", "i1e", "dawsn", "erfcx", "fresnel", "owens_t",
+            "exp1", "expi", "expn", "sici", "hyp1f1", "hyp2f1", "bernoulli", "polygamma",
+            "spence", "zeta"]
