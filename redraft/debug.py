@@ -10,11 +10,11 @@ import builtins
 import inspect
 import logging
 import pdb
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from redraft.runtime.array import Array
-from redraft.runtime.devices import Device, devices
+from redraft.runtime.devices import devices
+from redraft.sharding import SingleDeviceSharding
 from redraft.runtime.pytree import tree_flatten, tree_leaves, tree_unflatten
 from redraft.runtime.staged import StagedBuf
 
@@ -123,28 +123,6 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,  # noq
 
 
 # ---- sharding on a single device -----------------------------------------------------------
-
-@dataclass(frozen=True)
-class SingleDeviceSharding:
-    """The layout of an array held whole on one device (every redraft array: redraft does
-    not split arrays across devices)."""
-    device: Device
-
-    @property
-    def device_set(self) -> set[Device]:
-        return {self.device}
-
-    @property
-    def is_fully_replicated(self) -> bool:
-        return True
-
-    @property
-    def is_fully_addressable(self) -> bool:
-        return True
-
-    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(global_shape)
-
 
 def _sharding_of(value: Any) -> SingleDeviceSharding:
     device = value.device if isinstance(value, Array) and type(value._buf) is not StagedBuf \
