@@ -928,8 +928,9 @@ class Lowering:
             base_node, idx_node, mode, value_node = at_update
             base = self.expr(base_node, out)
             idx = self.index(idx_node, out)
-            value = self.expr(value_node, out)
-            return methods.at_update_call(base, idx, mode, value)
+            value = None if value_node is None else self.expr(value_node, out)
+            return methods.at_update_call(base, idx, mode, value,
+                                          self.call_keywords(node, out))
         args, star = self.call_args(node, out)
         kwargs = self.call_keywords(node, out)
         if isinstance(node.func, gast.Attribute):

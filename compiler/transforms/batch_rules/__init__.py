@@ -6,4 +6,6 @@ from redraft.compiler.transforms.batch_rules import (ad_helpers, collectives,  #
                                                      reductions, shapes, structure,
                                                      transforms, vmap_helpers)
 
+from redraft.compiler.transforms.batch_rules import indexing_modes  # noqa: E402,F401
+
 misc.register_numpy_library()

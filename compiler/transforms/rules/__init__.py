@@ -4,3 +4,4 @@ from redraft.compiler.transforms.rules import (control, elementwise, helpers,  #
                                                shapes, structure, lax_elementwise, linalg,
                                                lax_structure, jnp_extra, random, vmap)
 from redraft.compiler.transforms.rules import collectives  # noqa: E402,F401
+from redraft.compiler.transforms.rules import indexing_modes  # noqa: E402,F401
