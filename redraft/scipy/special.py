@@ -402,3 +402,7 @@ from redraft.scipy.special_functions.zeta import bernoulli, polygamma, spence, z
 __all__ += ["bessel_jn", "i0", "i0e", "i1", "i1e", "dawsn", "erfcx", "fresnel", "owens_t",
             "exp1", "expi", "expn", "sici", "hyp1f1", "hyp2f1", "bernoulli", "polygamma",
             "spence", "zeta"]
+
+from redraft.scipy.special_functions.complex_valued import sph_harm_y, wofz  # noqa: E402
+
+__all__ += ["sph_harm_y", "wofz"]
