@@ -135,3 +135,13 @@ def no_tracing(forbid: bool = True) -> Iterator[None]:
         yield
     finally:
         switches.set_tracing_forbidden(previous)
+
+
+def _register_transparent() -> None:
+    """Inside transformed functions these blocks are their bodies (they change no value)."""
+    from redraft.compiler.frontend.transparent_contexts import deftransparent_context
+    for fn in (named_scope, default_matmul_precision, ensure_compile_time_eval):
+        deftransparent_context(fn)
+
+
+_register_transparent()

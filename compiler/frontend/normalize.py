@@ -318,6 +318,9 @@ class Lowering:
                     stmt.orelse) else rest), else_out, result)
                 out.append(ir.If(cond, then_out, else_out, self.origin(stmt)))
                 return then_returns and else_returns
+            if isinstance(stmt, gast.With):   # a transparent context: its body, then the rest
+                self.check_transparent_with(stmt)
+                return self.returns_into(list(stmt.body) + body[i + 1:], out, result)
             if isinstance(stmt, (gast.For, gast.While)) and _contains_return(stmt):
                 self.fail(stmt, "`return` inside a loop is not supported yet; assign the "
                                 "result and return after the loop")
@@ -508,6 +511,24 @@ class Lowering:
         item = self.expr(call.args[0], out)
         self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"),
                                      (self.name(call.func.value, node), item)), name)
+
+    def stmt_With(self, node, out):
+        self.check_transparent_with(node)
+        for s in node.body:
+            self.stmt(s, out)
+
+    def check_transparent_with(self, node) -> None:
+        """Accept `with cm(...):` only for context managers that change no value
+        (compiler/frontend/transparent_contexts.py); their arguments are not evaluated."""
+        from redraft.compiler.frontend.transparent_contexts import is_transparent
+        for item in node.items:
+            ok, fn = (self.const_eval(item.context_expr.func)
+                      if isinstance(item.context_expr, gast.Call) else (False, None))
+            if not ok or not is_transparent(fn) or item.optional_vars is not None:
+                self.fail(node, "`With` statements are not supported in transformed "
+                                "functions, except redraft.named_scope, "
+                                "default_matmul_precision and ensure_compile_time_eval "
+                                "(which change no value)")
 
     def stmt_If(self, node, out):
         cond = self.expr(node.test, out)

@@ -72,3 +72,32 @@ def test_default_device_and_precision_accept_jax_values():
     with pytest.raises(ValueError, match="precision"):
         with redraft.default_matmul_precision("fast-ish"):
             pass
+
+
+def scoped_layer(x):
+    with redraft.named_scope("dense"):
+        y = jnp.tanh(x) * 2
+    if x.sum() > 100:
+        with redraft.default_matmul_precision("highest"):
+            return y + 1
+    with redraft.named_scope("out"), redraft.ensure_compile_time_eval():
+        return y
+
+
+def opens_a_file(x):
+    with open("f") as fh:
+        return x + len(fh.read())
+
+
+def test_value_free_contexts_inside_transformed_functions():
+    x = jnp.ones(3)
+    want = np.tanh(np.ones(3, np.float32)) * 2
+    np.testing.assert_allclose(np.asarray(redraft.jit(scoped_layer)(x)), want, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(redraft.vmap(scoped_layer)(jnp.ones((2, 3)))),
+                               [want, want], rtol=1e-6)
+    g = redraft.grad(lambda v: scoped_layer(v).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * (1 - np.tanh(1.0) ** 2) * np.ones(3),
+                               rtol=1e-6)
+    from redraft.compiler.frontend.normalize import UnsupportedSyntaxError
+    with pytest.raises(UnsupportedSyntaxError, match="named_scope"):
+        redraft.jit(opens_a_file)(x)
