@@ -274,7 +274,7 @@ def at_get_mode(x, idx, mode=None, fill_value=None, indices_are_sorted=False,
         return x[idx]
     if mode in (None, "promise_in_bounds", "clip"):
         return x[_remap(x.shape, idx, "clip", wrap)]
-    from redraft.numpy import pad
+    from redraft.numpy.arrays import pad
     padded_axes = {axis for item, axis in _items_with_axes(x.shape, idx)
                    if axis is not None and (_static_int(item) is not None
                                             or _integer_array(item) is not None)}
@@ -301,10 +301,10 @@ def at_update_mode(x, idx, values, op: str, mode=None, indices_are_sorted=False,
     if remapped is None:
         return x
     if op == "subtract":
-        from redraft.numpy import negative
+        from redraft.numpy.ufuncs import negative
         return index_update(x, remapped, negative(as_array(values)), "add")
     if op == "divide":
-        from redraft.numpy import divide
+        from redraft.numpy.ufuncs import divide
         current = x[remapped]
         return index_update(x, remapped, divide(current, values).astype(x.dtype), "set")
     return index_update(x, remapped, values, {"multiply": "mul", "power": "pow"}.get(op, op))
