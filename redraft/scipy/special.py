@@ -193,8 +193,8 @@ def _incomplete_gamma(a, x, name: str) -> tuple[Array, Array, Array, Array]:
     use_series = ufuncs.less(x, ufuncs.add(a, 1.0))
     safe_x = ufuncs.where(ufuncs.greater(x, 0), x, 1.0)
     safe_a = ufuncs.where(ufuncs.greater(a, 0), a, 1.0)
-    p_series = _gamma_series(safe_a, safe_x)
-    q_fraction = _gamma_fraction(safe_a, safe_x)
+    p_series = _gamma_series(safe_a, ufuncs.where(use_series, safe_x, 0.5 * safe_a))
+    q_fraction = _gamma_fraction(safe_a, ufuncs.where(use_series, safe_a + 2.0, safe_x))
     p = ufuncs.where(use_series, p_series, ufuncs.subtract(1.0, q_fraction))
     q = ufuncs.where(use_series, ufuncs.subtract(1.0, p_series), q_fraction)
     return a, x, p, q

@@ -188,3 +188,14 @@ def test_jit_and_vmap_agree_with_eager(name, fn):
     batched = redraft.vmap(lambda row: fn(row))(jnp.stack([x, x[::-1]]))
     np.testing.assert_allclose(np.asarray(batched[0]), eager, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(np.asarray(batched[1]), eager[::-1], rtol=1e-6, atol=1e-7)
+
+
+def test_incomplete_gamma_derivative_in_x_is_the_density():
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a), on both sides of the series/fraction switch
+    (the branch not taken once leaked a nan into the derivative at x = a - 1)."""
+    a = np.float32([0.5, 2.0, 2.0, 5.0, 3.0])
+    x = np.float32([0.3, 1.0, 3.5, 2.0, 10.0])
+    g = redraft.vmap(redraft.grad(lambda v, s: special.gammainc(s, v)))(jnp.asarray(x),
+                                                                         jnp.asarray(a))
+    want = np.exp(-x.astype(float)) * x.astype(float) ** (a - 1) / sp.gamma(a)
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
