@@ -4,7 +4,6 @@ the real dtypes all transforms and backends handle."""
 from __future__ import annotations
 
 import redraft.numpy as jnp
-from redraft.compiler.primitives.control import fori_loop
 
 Pair = tuple
 
