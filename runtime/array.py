@@ -236,7 +236,9 @@ class _IndexUpdateRef:
         self.index = index
 
     def get(self, **kwargs) -> Array:
-        if kwargs:  # mode=, fill_value=, ...: redraft/numpy/indexing.py's at_get_mode
+        # mode=, fill_value=, or a Python int out of range (clamped, as in JAX):
+        # redraft/numpy/indexing.py's at_get_mode
+        if kwargs or _NUMPY_API["static_out_of_bounds"](self.array.shape, self.index):
             return _NUMPY_API["at_get_mode"](self.array, self.index, **kwargs)
         return self.array[self.index]
 

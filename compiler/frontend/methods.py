@@ -84,7 +84,7 @@ def match_at_update(node):
     return sub.value.value, sub.slice, mode, node.args[0]
 
 
-def at_update_call(base: ir.Atom, idx: ir.Atom, mode: str, value, kwargs=()) -> ir.Call:
+def at_update_call(base: ir.Atom, idx: ir.Atom, mode: str, value=None, kwargs=()) -> ir.Call:
     """`x.at[idx].mode(value)`; with keywords (mode='clip', fill_value=...) a call of the
     out-of-bounds-aware form in redraft/numpy/indexing.py."""
     from redraft.compiler.core import helpers

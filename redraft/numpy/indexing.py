@@ -270,7 +270,7 @@ def at_get_mode(x, idx, mode=None, fill_value=None, indices_are_sorted=False,
     _check_mode(mode)
     x = as_array(x)
     wrap = bool(wrap_negative_indices)
-    if mode in (None, "promise_in_bounds") and wrap:
+    if mode in (None, "promise_in_bounds") and wrap and not static_out_of_bounds(x.shape, idx):
         return x[idx]
     if mode in (None, "promise_in_bounds", "clip"):
         return x[_remap(x.shape, idx, "clip", wrap)]
@@ -334,3 +334,17 @@ def transpose_update_mode(mode):
     """The update mode that transposes a read of mode `mode`: filled places carry nothing
     (drop), clamped ones add into where they were clamped to."""
     return "drop" if mode in ("fill", "drop") else "clip"
+
+
+def clamped_index(shape: tuple[int, ...], idx):
+    """idx with its integer arrays wrapped once and clamped into range: the places a read
+    `x[idx]` takes its values from (reads clamp), for the transpose of that read."""
+    if not any(_integer_array(item) is not None for item, axis in _items_with_axes(shape, idx)
+               if axis is not None):
+        return idx   # ints, slices, masks: nothing to clamp
+    return _remap(shape, idx, "clip")
+
+
+def clamped_index_of(x, idx):
+    """clamped_index for the shape of x (a call the batched transposes emit)."""
+    return clamped_index(tuple(x.shape), idx)

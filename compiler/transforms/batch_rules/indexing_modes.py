@@ -6,3 +6,4 @@ from redraft.numpy import indexing as ix
 
 for _op in (ix.at_get_mode, ix.at_set_mode, ix.at_add_mode, ix.at_update_mode):
     defbatch_loop(_op, "the index is rewritten per example (modes clip/fill/drop)")
+defbatch_loop(ix.clamped_index_of, "clamps each example's index")

@@ -71,3 +71,5 @@ for _op in (ix.at_get_mode, ix.at_set_mode, ix.at_add_mode, ix.at_update_mode):
     defstatic(_op, "idx")
 for _op in (ix.transpose_read_mode, ix.transpose_update_mode):
     defnondiff(_op, "maps a mode name to a mode name")
+defnondiff(ix.clamped_index_of, "computes integer indices")
+defstatic(ix.clamped_index_of, "idx")

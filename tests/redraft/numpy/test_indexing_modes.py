@@ -89,3 +89,21 @@ def test_contraction_mismatch_raises_type_error_as_jax(fn):
         fn(jnp.ones((2, 3)), jnp.ones((2, 3)))
     with pytest.raises(ValueError):   # and NumPy's ValueError, for code written for NumPy
         fn(jnp.ones(3), jnp.ones(2))
+
+
+def test_plain_reads_clamp_and_their_gradients_follow():
+    """x[i] and x.at[i].get() clamp out-of-range indices (after wrapping negatives once), so
+    the cotangent of each read goes where it was clamped to, under grad, jit and vmap."""
+    i = jnp.asarray([-1, -7, 9])
+    assert X[i].tolist() == [4.0, 0.0, 4.0]
+    assert float(X.at[10].get()) == 4.0 and float(X.at[-7].get()) == 0.0
+    want = [1.0, 0.0, 0.0, 0.0, 2.0]
+    assert redraft.grad(lambda x: x[i].sum())(X).tolist() == want
+    assert redraft.grad(lambda x: x.at[i].get().sum())(X).tolist() == want
+    assert redraft.jit(redraft.grad(lambda x: x[i].sum()))(X).tolist() == want
+    assert redraft.vmap(redraft.grad(lambda x: x[i].sum()))(jnp.ones((2, 5))).tolist() == \
+        [want, want]
+    per_example = redraft.vmap(redraft.grad(lambda x, j: x[j].sum()))(
+        jnp.ones((2, 5)), jnp.asarray([[0, 9], [-9, 2]]))
+    assert per_example.tolist() == [[1, 0, 0, 0, 1], [1, 0, 1, 0, 0]]
+    assert redraft.grad(lambda x: x.at[10].get())(X).tolist() == [0, 0, 0, 0, 1]
