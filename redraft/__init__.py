@@ -28,5 +28,17 @@ from redraft.processes import (block_until_ready, device_count, host_count,  # n
                                process_count, process_index, process_indices, devices)
 from redraft.pmap import pmap  # noqa: F401
 from redraft import distributed  # noqa: F401
+# callbacks, context managers, array construction, environment, reverse-mode extras, refs
+from redraft.callbacks import effects_barrier, pure_callback  # noqa: F401
+from redraft.contexts import (default_device, default_matmul_precision,  # noqa: F401
+                              disable_jit, ensure_compile_time_eval, explain_cache_misses,
+                              log_compiles, named_scope, no_tracing)
+from redraft.array_creation import (copy_to_host_async, make_array_from_callback,  # noqa: F401
+                                    make_array_from_process_local_data,
+                                    make_array_from_single_device_arrays)
+from redraft.environment import clear_caches, print_environment_info  # noqa: F401
+from redraft.ad_extras import checkpoint_policies, float0, fwd_and_bwd  # noqa: F401
+from redraft.refs import Ref, ds, empty_ref, free_ref, freeze, new_ref  # noqa: F401
+from redraft import sharding  # noqa: F401
 
 from redraft.version import __version__  # noqa: E402,F401

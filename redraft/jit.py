@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 
 import numpy as np
 from typing import Any, Callable, Sequence
@@ -21,6 +22,7 @@ from redraft.runtime.config import x64_enabled
 from redraft.runtime.errors import prefix_user_origin
 from redraft.runtime.pytree import tree_leaves
 from redraft.runtime.staged import StagedBuf
+from redraft import switches
 
 
 class Jitted:
@@ -59,6 +61,7 @@ class Jitted:
         self._device_cache: dict[tuple, object] = {}  # (signature, GPU) -> DeviceCompiled
         self._names = names
         self.device = device  # where every call runs (default: where its arguments are)
+        _LIVE.add(self)
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if self._sig is None or (not kwargs and len(args) == len(self._sig.parameters)):
@@ -74,6 +77,8 @@ class Jitted:
         return values
 
     def __call__(self, *args, **kwargs):
+        if switches.jit_disabled():  # inside `with redraft.disable_jit():` run op by op
+            return self.fun(*args, **kwargs)
         key = None if kwargs or self.static or self.device else fast_key(args)
         if key is not None:
             entry = self._fast.get((x64_enabled(), key))
@@ -100,6 +105,9 @@ class Jitted:
             reason = "first call" if not self._cache else (
                 f"new signature ({len(self._cache)} compiled before)")
             driver.log_compile(self.__name__, sig, reason)
+            if switches.tracing_forbidden():
+                raise RuntimeError(f"{self.__name__} would be compiled ({reason}) inside "
+                                   "`with redraft.no_tracing():`")
             compiled = driver.compile_cached(self.fun, args, set(self.static))
             self._cache[sig] = compiled
         if key is not None and len(compiled.ir.params) == len(args):
@@ -254,6 +262,17 @@ def _check_hashable(value, what: str) -> None:
     except TypeError:
         raise ValueError(f"{what} must be hashable, got {type(value).__name__}: static "
                          "arguments are part of the compiled function's cache key") from None
+
+
+_LIVE: weakref.WeakSet = weakref.WeakSet()  # every Jitted, for clear_compiled
+
+
+def clear_compiled() -> None:
+    """Forget every jitted function's compiled code (each compiles again on its next call)."""
+    for jitted in list(_LIVE):
+        jitted._cache.clear()
+        jitted._fast.clear()
+        jitted._device_cache.clear()
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),

@@ -236,36 +236,59 @@ class _IndexUpdateRef:
         self.index = index
 
     def get(self, **kwargs) -> Array:
+        # mode=, fill_value=, or a Python int out of range (clamped, as in JAX):
+        # redraft/numpy/indexing.py's at_get_mode
+        if kwargs or _NUMPY_API["static_out_of_bounds"](self.array.shape, self.index):
+            return _NUMPY_API["at_get_mode"](self.array, self.index, **kwargs)
         return self.array[self.index]
 
+    def _apply(self, values, op: str, kwargs: dict) -> Array:
+        """The update `op`; with options (mode=...) or an out-of-range Python-int index
+        (dropped, as in JAX) through redraft/numpy/indexing.py's at_update_mode."""
+        if kwargs or _NUMPY_API["static_out_of_bounds"](self.array.shape, self.index):
+            return _NUMPY_API["at_update_mode"](self.array, self.index, values, op, **kwargs)
+        return None
+
     def set(self, values, **kwargs) -> Array:
-        return _update(self.array, self.index, values, "set")
+        out = self._apply(values, "set", kwargs)
+        return _update(self.array, self.index, values, "set") if out is None else out
 
     def add(self, values, **kwargs) -> Array:
-        return _update(self.array, self.index, values, "add")
+        out = self._apply(values, "add", kwargs)
+        return _update(self.array, self.index, values, "add") if out is None else out
 
     def subtract(self, values, **kwargs) -> Array:
+        out = self._apply(values, "subtract", kwargs)
+        if out is not None:
+            return out
         return _update(self.array, self.index, -_np_api().asarray(values), "add")
 
     def multiply(self, values, **kwargs) -> Array:
-        return _update(self.array, self.index, values, "mul")
+        out = self._apply(values, "multiply", kwargs)
+        return _update(self.array, self.index, values, "mul") if out is None else out
 
     mul = multiply
 
     def divide(self, values, **kwargs) -> Array:
+        out = self._apply(values, "divide", kwargs)
+        if out is not None:
+            return out
         jnp = _np_api()
         current = self.array[self.index]
         quotient = jnp.divide(current, values).astype(self.array.dtype)
         return _update(self.array, self.index, quotient, "set")
 
     def power(self, values, **kwargs) -> Array:
-        return _update(self.array, self.index, values, "pow")
+        out = self._apply(values, "power", kwargs)
+        return _update(self.array, self.index, values, "pow") if out is None else out
 
     def min(self, values, **kwargs) -> Array:
-        return _update(self.array, self.index, values, "min")
+        out = self._apply(values, "min", kwargs)
+        return _update(self.array, self.index, values, "min") if out is None else out
 
     def max(self, values, **kwargs) -> Array:
-        return _update(self.array, self.index, values, "max")
+        out = self._apply(values, "max", kwargs)
+        return _update(self.array, self.index, values, "max") if out is None else out
 
 
 # `x.at[i].op(v)` is built on redraft.numpy, the layer above the runtime. redraft.numpy
@@ -278,6 +301,14 @@ def install_numpy_api(jnp, index_update) -> None:
     """Called once by redraft.numpy: the namespace and the scatter `.at[]` updates use."""
     _NUMPY_API["jnp"] = jnp
     _NUMPY_API["index_update"] = index_update
+
+
+def install_index_modes(at_get_mode, at_update_mode, static_out_of_bounds) -> None:
+    """Called once by redraft.numpy: the out-of-bounds-aware `.at[]` forms
+    (redraft/numpy/indexing.py) that `mode=`/`fill_value=` and out-of-range ints take."""
+    _NUMPY_API["at_get_mode"] = at_get_mode
+    _NUMPY_API["at_update_mode"] = at_update_mode
+    _NUMPY_API["static_out_of_bounds"] = static_out_of_bounds
 
 
 def _np_api():

@@ -79,17 +79,34 @@ def match_at_update(node):
     mode = AT_MODES[func.attr]
     if mode == "get":
         return sub.value.value, sub.slice, mode, None
-    if len(node.args) != 1 or node.keywords:
+    if len(node.args) != 1:
         return None
     return sub.value.value, sub.slice, mode, node.args[0]
 
 
-def at_update_call(base: ir.Atom, idx: ir.Atom, mode: str, value) -> ir.Call:
+def at_update_call(base: ir.Atom, idx: ir.Atom, mode: str, value=None, kwargs=()) -> ir.Call:
+    """`x.at[idx].mode(value)`; with keywords (mode='clip', fill_value=...) a call of the
+    out-of-bounds-aware form in redraft/numpy/indexing.py."""
     from redraft.compiler.core import helpers
+    if kwargs:
+        return _at_call_with_options(base, idx, mode, value, tuple(kwargs))
     fn = helpers.AT_UPDATES[mode]
     if mode == "get":
         return ir.Call(ir.Ref(fn, ".at.get"), (base, idx))
     return ir.Call(ir.Ref(fn, f".at.{mode}"), (base, idx, value))
+
+
+def _at_call_with_options(base, idx, mode: str, value, kwargs: tuple) -> ir.Call:
+    from redraft.numpy import indexing
+
+    def ref(name: str) -> ir.Ref:
+        return ir.Ref(getattr(indexing, name), f"jnp_indexing.{name}", indexing)
+
+    if mode == "get":
+        return ir.Call(ref("at_get_mode"), (base, idx), kwargs)
+    if mode in ("set", "add"):
+        return ir.Call(ref(f"at_{mode}_mode"), (base, idx, value), kwargs)
+    return ir.Call(ref("at_update_mode"), (base, idx, value, ir.Const(mode)), kwargs)
 
 
 def contains(a, b) -> bool:

@@ -321,6 +321,9 @@ class Lowering:
                     stmt.orelse) else rest), else_out, result)
                 out.append(ir.If(cond, then_out, else_out, self.origin(stmt)))
                 return then_returns and else_returns
+            if isinstance(stmt, gast.With):   # a transparent context: its body, then the rest
+                self.check_transparent_with(stmt)
+                return self.returns_into(list(stmt.body) + body[i + 1:], out, result)
             if isinstance(stmt, (gast.For, gast.While)) and _contains_return(stmt):
                 self.fail(stmt, "`return` inside a loop is not supported yet; assign the "
                                 "result and return after the loop")
@@ -511,6 +514,24 @@ class Lowering:
         item = self.expr(call.args[0], out)
         self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"),
                                      (self.name(call.func.value, node), item)), name)
+
+    def stmt_With(self, node, out):
+        self.check_transparent_with(node)
+        for s in node.body:
+            self.stmt(s, out)
+
+    def check_transparent_with(self, node) -> None:
+        """Accept `with cm(...):` only for context managers that change no value
+        (compiler/frontend/transparent_contexts.py); their arguments are not evaluated."""
+        from redraft.compiler.frontend.transparent_contexts import is_transparent
+        for item in node.items:
+            ok, fn = (self.const_eval(item.context_expr.func)
+                      if isinstance(item.context_expr, gast.Call) else (False, None))
+            if not ok or not is_transparent(fn) or item.optional_vars is not None:
+                self.fail(node, "`With` statements are not supported in transformed "
+                                "functions, except redraft.named_scope, "
+                                "default_matmul_precision and ensure_compile_time_eval "
+                                "(which change no value)")
 
     def stmt_If(self, node, out):
         cond = self.expr(node.test, out)
@@ -930,8 +951,9 @@ class Lowering:
             base_node, idx_node, mode, value_node = at_update
             base = self.expr(base_node, out)
             idx = self.index(idx_node, out)
-            value = self.expr(value_node, out)
-            return methods.at_update_call(base, idx, mode, value)
+            value = None if value_node is None else self.expr(value_node, out)
+            return methods.at_update_call(base, idx, mode, value,
+                                          self.call_keywords(node, out))
         args, star = self.call_args(node, out)
         kwargs = self.call_keywords(node, out)
         if isinstance(node.func, gast.Attribute):

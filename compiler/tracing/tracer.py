@@ -251,10 +251,12 @@ class _AtIndex:
             raise AttributeError(mode)
         rec = self.tracer._rec
 
-        def update(*args):
+        def update(*args, **kwargs):
             atoms = tuple(rec.atom(a) for a in args)
+            options = tuple((k, rec.atom(v)) for k, v in kwargs.items())
             return rec.emit(methods.at_update_call(self.tracer._var, rec.atom(self.index),
-                                                   methods.AT_MODES[mode], *atoms))
+                                                   methods.AT_MODES[mode], *atoms,
+                                                   kwargs=options))
         return update
 
 

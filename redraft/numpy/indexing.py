@@ -161,3 +161,190 @@ def take_along_axis(arr, indices, axis: int | None) -> Array:
             shape[d] = x.shape[d] if idx.shape[d] != 1 else 1
             index.append(wrap_host(np.arange(shape[d], dtype=np.int32).reshape(shape)))
     return getitem(x, tuple(index))
+
+
+# ---- out-of-bounds modes: x.at[idx].get(mode=..., fill_value=...), .set(..., mode=...) ------
+# JAX's semantics: without a mode, reads clamp indices into range and updates drop the
+# out-of-bounds ones. 'clip' clamps (after wrapping negative indices once), 'fill' (reads)
+# gives fill_value where an index is out of bounds, 'drop' drops updates there (and, for
+# reads, fills as 'fill' does), 'promise_in_bounds' leaves the indices as they are. Each mode
+# becomes a rewritten index for the ordinary indexing primitives, so jit, grad and vmap treat
+# the result as any other index.
+
+MODES = (None, "promise_in_bounds", "clip", "fill", "drop")
+
+
+def _check_mode(mode) -> None:
+    if mode not in MODES:
+        raise ValueError(f"invalid indexing mode {mode!r}: use one of "
+                         f"{[m for m in MODES if m]}")
+
+
+def _items_with_axes(shape: tuple[int, ...], idx) -> list[tuple[object, int | None]]:
+    """Each item of idx with the axis it indexes (None for None/bool items)."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    consumed = sum(_axes_used(it) for it in items)
+    out, axis = [], 0
+    for item in items:
+        if item is Ellipsis:
+            out.append((item, None))
+            axis += len(shape) - consumed
+        elif item is None or isinstance(item, (bool, np.bool_)):
+            out.append((item, None))
+        else:
+            out.append((item, axis))
+            axis += _axes_used(item)
+    return out
+
+
+def _integer_array(item) -> Array | None:
+    if isinstance(item, (Array, np.ndarray, list)):
+        arr = as_array(item) if not isinstance(item, list) else as_array(np.asarray(item))
+        if arr.dtype.kind in "iu":
+            return arr
+    return None
+
+
+def _remap(shape: tuple[int, ...], idx, out_of_bounds: str, wrap: bool = True):
+    """idx with every integer index wrapped once (negative + size) and then, where still out
+    of range, clamped (out_of_bounds='clip') or sent to position `size` (out_of_bounds='pad':
+    the fill slot of an array padded by one, or an index the update primitive drops)."""
+    from redraft.numpy import ufuncs
+    items = []
+    for item, axis in _items_with_axes(shape, idx):
+        if axis is None:
+            items.append(item)
+            continue
+        dim = shape[axis]
+        value = _static_int(item)
+        arr = None if value is not None else _integer_array(item)
+        if value is not None:
+            value = value + dim if value < 0 and wrap else value
+            if out_of_bounds == "clip":
+                value = min(max(value, 0), max(dim - 1, 0))
+            elif not 0 <= value < dim:
+                value = dim
+            items.append(value)
+        elif arr is not None:
+            wrapped = ufuncs.where(ufuncs.less(arr, 0), ufuncs.add(arr, dim), arr) if wrap \
+                else arr
+            if out_of_bounds == "clip":
+                items.append(ufuncs.clip(wrapped, 0, max(dim - 1, 0)))
+            else:
+                inside = ufuncs.logical_and(ufuncs.greater_equal(wrapped, 0),
+                                            ufuncs.less(wrapped, dim))
+                items.append(ufuncs.where(inside, wrapped, dim))
+        else:
+            items.append(item)
+    return tuple(items)
+
+
+def static_out_of_bounds(shape: tuple[int, ...], idx) -> bool:
+    """Whether a Python-int item of idx is out of range even after wrapping negatives."""
+    for item, axis in _items_with_axes(shape, idx):
+        value = _static_int(item) if axis is not None else None
+        if value is not None and not -shape[axis] <= value < shape[axis]:
+            return True
+    return False
+
+
+def _fill_value(dtype, fill_value):
+    """JAX's default fill for out-of-bounds reads: NaN for inexact dtypes, the most negative
+    value for signed integers, the largest for unsigned ones, True for bool."""
+    if fill_value is not None:
+        return fill_value
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "i":
+        return np.iinfo(dtype).min
+    if dtype.kind == "u":
+        return np.iinfo(dtype).max
+    return True
+
+
+def at_get_mode(x, idx, mode=None, fill_value=None, indices_are_sorted=False,
+                unique_indices=False, wrap_negative_indices=True) -> Array:
+    """x.at[idx].get(mode=..., fill_value=...) (see the section comment; the sorted/unique
+    flags are performance hints that change no value)."""
+    _check_mode(mode)
+    x = as_array(x)
+    wrap = bool(wrap_negative_indices)
+    if mode in (None, "promise_in_bounds") and wrap and not static_out_of_bounds(x.shape, idx):
+        return x[idx]
+    if mode in (None, "promise_in_bounds", "clip"):
+        return x[_remap(x.shape, idx, "clip", wrap)]
+    from redraft.numpy.arrays import pad
+    padded_axes = {axis for item, axis in _items_with_axes(x.shape, idx)
+                   if axis is not None and (_static_int(item) is not None
+                                            or _integer_array(item) is not None)}
+    widths = [(0, 1) if a in padded_axes else (0, 0) for a in range(x.ndim)]
+    fill = np.asarray(_fill_value(x.dtype, fill_value)).astype(x.dtype)
+    return pad(x, widths, constant_values=fill)[_remap(x.shape, idx, "pad", wrap)]
+
+
+def _update_index(x: Array, idx, mode, wrap: bool):
+    """The rewritten index of an update, or None when a Python-int index is out of range
+    (the whole update is dropped)."""
+    _check_mode(mode)
+    if mode != "clip" and static_out_of_bounds(x.shape, idx):
+        return None
+    return _remap(x.shape, idx, "clip" if mode == "clip" else "pad", wrap)
+
+
+def at_update_mode(x, idx, values, op: str, mode=None, indices_are_sorted=False,
+                   unique_indices=False, wrap_negative_indices=True) -> Array:
+    """x.at[idx].<op>(values, mode=mode): out-of-bounds updates are dropped (mode None,
+    'drop', 'fill', 'promise_in_bounds') or clamped into range ('clip')."""
+    x = as_array(x)
+    remapped = _update_index(x, idx, mode, bool(wrap_negative_indices))
+    if remapped is None:
+        return x
+    if op == "subtract":
+        from redraft.numpy.ufuncs import negative
+        return index_update(x, remapped, negative(as_array(values)), "add")
+    if op == "divide":
+        from redraft.numpy.ufuncs import divide
+        current = x[remapped]
+        return index_update(x, remapped, divide(current, values).astype(x.dtype), "set")
+    return index_update(x, remapped, values, {"multiply": "mul", "power": "pow"}.get(op, op))
+
+
+def at_set_mode(x, idx, values, mode=None, indices_are_sorted=False, unique_indices=False,
+                wrap_negative_indices=True) -> Array:
+    """x.at[idx].set(values, mode=mode) (its own function: the transforms' rules need it)."""
+    return at_update_mode(x, idx, values, "set", mode, wrap_negative_indices=
+                          wrap_negative_indices)
+
+
+def at_add_mode(x, idx, values, mode=None, indices_are_sorted=False, unique_indices=False,
+                wrap_negative_indices=True) -> Array:
+    """x.at[idx].add(values, mode=mode)."""
+    return at_update_mode(x, idx, values, "add", mode, wrap_negative_indices=
+                          wrap_negative_indices)
+
+
+def transpose_read_mode(mode):
+    """The read mode that transposes an update of mode `mode`: dropped places carry
+    nothing (fill 0), clamped ones carry from where they were clamped to."""
+    return "fill" if mode in ("fill", "drop") else "clip"
+
+
+def transpose_update_mode(mode):
+    """The update mode that transposes a read of mode `mode`: filled places carry nothing
+    (drop), clamped ones add into where they were clamped to."""
+    return "drop" if mode in ("fill", "drop") else "clip"
+
+
+def clamped_index(shape: tuple[int, ...], idx):
+    """idx with its integer arrays wrapped once and clamped into range: the places a read
+    `x[idx]` takes its values from (reads clamp), for the transpose of that read."""
+    if not any(_integer_array(item) is not None for item, axis in _items_with_axes(shape, idx)
+               if axis is not None):
+        return idx   # ints, slices, masks: nothing to clamp
+    return _remap(shape, idx, "clip")
+
+
+def clamped_index_of(x, idx):
+    """clamped_index for the shape of x (a call the batched transposes emit)."""
+    return clamped_index(tuple(x.shape), idx)

@@ -4,7 +4,7 @@ Done once at import of redraft.numpy, so the runtime's Array class holds no nume
 """
 from __future__ import annotations
 
-from redraft.runtime.array import Array, install_numpy_api, wrap_host
+from redraft.runtime.array import Array, install_index_modes, install_numpy_api, wrap_host
 from redraft.runtime.convert import as_array
 
 
@@ -41,8 +41,10 @@ def _matmul_operand(other):
 
 def install_methods(jnp) -> None:
     """Give Array its operators (`+`, `@`, `<`, ...) and methods (`.sum()`, `.T`, ...)."""
-    from redraft.numpy.indexing import getitem, index_update
+    from redraft.numpy.indexing import (static_out_of_bounds, at_get_mode, at_update_mode,
+                                        getitem, index_update)
     install_numpy_api(jnp, index_update)
+    install_index_modes(at_get_mode, at_update_mode, static_out_of_bounds)
     binary = {
         "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "truediv": jnp.divide,
         "floordiv": jnp.floor_divide, "mod": jnp.remainder, "pow": jnp.power,

@@ -12,6 +12,20 @@ from redraft.numpy.promotion import promote
 from redraft.numpy import shapes, ufuncs, reductions
 
 
+class ContractionShapeError(TypeError, ValueError):
+    """Contracted dimensions of different sizes. A TypeError, as JAX raises (programs catch
+    it), and a ValueError, as NumPy raises."""
+
+
+def _contraction_error(what: str, a_shape, b_shape, a_dim: int, b_dim: int) -> Exception:
+    """JAX's wording first, then which operands and dimensions disagree."""
+    return ContractionShapeError(
+        f"dot_general requires contracting dimensions to have the same shape, got "
+        f"({a_shape[a_dim]},) and ({b_shape[b_dim]},): {what}: shapes {a_shape} and "
+        f"{b_shape} are not aligned: {a_shape[a_dim]} (dim {a_dim}) != {b_shape[b_dim]} "
+        f"(dim {b_dim})")
+
+
 def dot(a, b, *, precision=None, preferred_element_type=None) -> Array:
     """NumPy's dot: scalars multiply; otherwise contract a's last axis with b's second-last."""
     a, b = promote(a, b)
@@ -19,9 +33,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None) -> Array:
         return ufuncs.multiply(a, b)
     contract_b = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[contract_b]:
-        raise ValueError(f"dot: shapes {a.shape} and {b.shape} are not aligned: "
-                         f"{a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[contract_b]} "
-                         f"(dim {contract_b})")
+        raise _contraction_error("dot", a.shape, b.shape, a.ndim - 1, contract_b)
     return dot_general(a, b, (((a.ndim - 1,), (contract_b,)), ((), ())),
                        preferred_element_type=preferred_element_type)
 
@@ -35,8 +47,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None) -> Array:
     a2 = shapes.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = shapes.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not fit: contracting "
-                         f"dimension {a2.shape[-1]} != {b2.shape[-2]}")
+        raise _contraction_error("matmul", a2.shape, b2.shape, a2.ndim - 1, b2.ndim - 2)
     batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     a3 = shapes.broadcast_to(a2, batch + a2.shape[-2:])
     b3 = shapes.broadcast_to(b2, batch + b2.shape[-2:])

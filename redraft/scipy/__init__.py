@@ -1,2 +1,2 @@
-"""redraft.scipy: special, stats and linalg, as jax.scipy."""
-from redraft.scipy import linalg  # noqa: F401
+"""redraft.scipy: special, stats, linalg, signal and optimize, as jax.scipy."""
+from redraft.scipy import linalg, optimize, signal  # noqa: F401

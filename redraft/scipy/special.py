@@ -193,8 +193,8 @@ def _incomplete_gamma(a, x, name: str) -> tuple[Array, Array, Array, Array]:
     use_series = ufuncs.less(x, ufuncs.add(a, 1.0))
     safe_x = ufuncs.where(ufuncs.greater(x, 0), x, 1.0)
     safe_a = ufuncs.where(ufuncs.greater(a, 0), a, 1.0)
-    p_series = _gamma_series(safe_a, safe_x)
-    q_fraction = _gamma_fraction(safe_a, safe_x)
+    p_series = _gamma_series(safe_a, ufuncs.where(use_series, safe_x, 0.5 * safe_a))
+    q_fraction = _gamma_fraction(safe_a, ufuncs.where(use_series, safe_a + 2.0, safe_x))
     p = ufuncs.where(use_series, p_series, ufuncs.subtract(1.0, q_fraction))
     q = ufuncs.where(use_series, ufuncs.subtract(1.0, p_series), q_fraction)
     return a, x, p, q
@@ -387,3 +387,22 @@ def log_softmax(x, axis=-1) -> Array:
 __all__ += ["gammainc", "gammaincc", "betainc", "beta", "factorial", "poch", "gammasgn",
             "loggamma", "multigammaln", "rel_entr", "kl_div", "boxcox", "boxcox1p", "comb",
             "softmax", "log_softmax"]
+
+
+# ---- Bessel, exponential-integral, zeta and hypergeometric families (special_functions/) ------
+
+from redraft.scipy.special_functions.bessel import bessel_jn, i0, i0e, i1, i1e  # noqa: E402
+from redraft.scipy.special_functions.error_family import (dawsn, erfcx, fresnel,  # noqa: E402
+                                                          owens_t)
+from redraft.scipy.special_functions.exponential_integrals import (exp1, expi,  # noqa: E402
+                                                                   expn, sici)
+from redraft.scipy.special_functions.hypergeometric import hyp1f1, hyp2f1  # noqa: E402
+from redraft.scipy.special_functions.zeta import bernoulli, polygamma, spence, zeta  # noqa: E402
+
+__all__ += ["bessel_jn", "i0", "i0e", "i1", "i1e", "dawsn", "erfcx", "fresnel", "owens_t",
+            "exp1", "expi", "expn", "sici", "hyp1f1", "hyp2f1", "bernoulli", "polygamma",
+            "spence", "zeta"]
+
+from redraft.scipy.special_functions.complex_valued import sph_harm_y, wofz  # noqa: E402
+
+__all__ += ["sph_harm_y", "wofz"]

@@ -209,7 +209,10 @@ def index_add(x, idx, g):
         out[idx] = add(out[idx], g)
         return out
     z = zeros_like(jnp.asarray(x))
-    return z.at[idx].add(g)
+    # reads clamp out-of-range indices (JAX's semantics), so their cotangent goes where
+    # they were clamped to (an update would drop it)
+    from redraft.numpy.indexing import clamped_index
+    return z.at[clamped_index(z.shape, idx)].add(g)
 
 
 def attr_add(obj, name: str, g):

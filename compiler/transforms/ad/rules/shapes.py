@@ -2,6 +2,7 @@
 import operator
 
 import redraft.numpy as jnp
+from redraft.numpy import indexing as ix
 from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms.runtime import ad
@@ -92,8 +93,8 @@ defjvp_joint(helpers.at_add, lambda x_dot, v_dot, ans, x, idx, v: x_dot.at[idx].
              ("x", "v"))
 defvjp(helpers.at_add, lambda g, ans, x, idx, v: g,
        lambda g, ans, x, idx, v: ad.unbroadcast(g[idx], v), argnames=("x", "v"))
-defjvp(helpers.at_get, lambda x_dot, ans, x, idx: x_dot[idx])
-defvjp(helpers.at_get, lambda g, ans, x, idx: ad.index_add(x, idx, g))
+defjvp(helpers.at_get, lambda x_dot, ans, x, idx: ix.at_get_mode(x_dot, idx))
+defvjp(helpers.at_get, lambda g, ans, x, idx: ix.at_add_mode(jnp.zeros_like(x), idx, g, "clip"))
 defstatic(operator.getitem, "b")  # an index: ints, slices, masks, never differentiated
 for _at in helpers.AT_UPDATES.values():
     defstatic(_at, "idx")

@@ -6,4 +6,6 @@ from redraft.compiler.transforms.batch.rules import (ad_helpers, collectives,  #
                                                      reductions, shapes, structure,
                                                      transforms, vmap_helpers, lax_composed)
 
+from redraft.compiler.transforms.batch.rules import indexing_modes  # noqa: E402,F401
+
 misc.register_numpy_library()

@@ -103,6 +103,9 @@ def _index_add(b):
     if bt.is_batched(tg):
         g = b.emit(ir.Call(vm_ref("align_update"), (g, zeros, new_idx)))
     from redraft.compiler.core import helpers
+    from redraft.numpy import indexing as ix   # reads clamp: so does their transpose
+    new_idx = b.emit(ir.Call(ir.Ref(ix.clamped_index_of, "jnp_indexing.clamped_index_of", ix),
+                             (zeros, new_idx)))
     return ir.Call(ir.Ref(helpers.at_add, ".at.add"), (zeros, new_idx, g)), bt.B
 
 

@@ -213,7 +213,9 @@ def ungetitem(x, idx, g, k: int = 1):
     from redraft.compiler.transforms.runtime import ad
     if isinstance(x, (tuple, list, dict)):
         return ad.index_add(x, idx, g)
-    return ad.zeros_like(x).at[index(idx, k)].add(g)
+    from redraft.numpy.indexing import clamped_index   # reads clamp: so does their transpose
+    z = ad.zeros_like(x)
+    return z.at[clamped_index(z.shape, index(idx, k))].add(g)
 
 
 def index_add_unbatched(x, idx, batched_idx, g, g_batched: bool, n: int,
@@ -237,7 +239,8 @@ def index_add_unbatched(x, idx, batched_idx, g, g_batched: bool, n: int,
     z = ad.zeros_like(x) if x_batched else broadcast(ad.zeros_like(x), n)
     if g_batched:
         g = align_update(g, z, batched_idx)
-    return z.at[batched_idx].add(g)
+    from redraft.numpy.indexing import clamped_index   # reads clamp: so does their transpose
+    return z.at[clamped_index(z.shape, batched_idx)].add(g)
 
 
 def index_add_unbatched_bar(ct, x, idx, batched_idx, g, g_batched: bool, n: int,
