@@ -6,6 +6,7 @@ import functools
 import inspect
 import linecache
 import textwrap
+import threading
 from dataclasses import dataclass
 
 import gast
@@ -15,6 +16,17 @@ from redraft.runtime.errors import RedraftError
 
 class SourceUnavailableError(RedraftError):
     """The function's source text cannot be found (built-in, exec'd string, C extension)."""
+
+
+_PARSE_LOCK = threading.Lock()
+
+
+def _parse(text: str) -> gast.AST:
+    """gast.parse, one thread at a time: CPython 3.11's parser fails with "AST constructor
+    recursion depth mismatch" when threads parse at once (pmap transforms on each device's
+    thread)."""
+    with _PARSE_LOCK:
+        return gast.parse(text)
 
 
 @dataclass
@@ -42,7 +54,7 @@ def parse_function(fn) -> ParsedFunction:
             f"cannot read the source of {fn.__qualname__} ({filename}): {e}. Define it in a "
             "file, or in a notebook/REPL that keeps its cells (IPython does)") from None
     text = textwrap.dedent("".join(lines))
-    tree = gast.parse(text)
+    tree = _parse(text)
     node = tree.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         raise SourceUnavailableError(f"the source of {fn.__qualname__} is not a def")
@@ -71,7 +83,7 @@ def _parse_lambda(fn, filename: str) -> ParsedFunction:
 @functools.lru_cache(maxsize=64)
 def _parse_text(text: str) -> gast.AST:
     """A whole file parsed once (rule files hold many lambdas, each looked up in it)."""
-    return gast.parse(text)
+    return _parse(text)
 
 
 def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
@@ -83,7 +95,7 @@ def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
         for end in range(line, len(lines) + 1):
             chunk = textwrap.dedent("".join(lines[start:end]))
             try:
-                tree = gast.parse(chunk)
+                tree = _parse(chunk)
             except SyntaxError:
                 continue
             for n in gast.walk(tree):

@@ -5,6 +5,7 @@ import numpy as np
 
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
 from redraft.compiler.primitives.indexing import getitem_p, index_update_p
+from redraft.compiler.primitives.shape import pad as lax_pad
 from redraft.runtime import dtypes
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
@@ -274,13 +275,12 @@ def at_get_mode(x, idx, mode=None, fill_value=None, indices_are_sorted=False,
         return x[idx]
     if mode in (None, "promise_in_bounds", "clip"):
         return x[_remap(x.shape, idx, "clip", wrap)]
-    from redraft.numpy.arrays import pad
     padded_axes = {axis for item, axis in _items_with_axes(x.shape, idx)
                    if axis is not None and (_static_int(item) is not None
                                             or _integer_array(item) is not None)}
-    widths = [(0, 1) if a in padded_axes else (0, 0) for a in range(x.ndim)]
-    fill = np.asarray(_fill_value(x.dtype, fill_value)).astype(x.dtype)
-    return pad(x, widths, constant_values=fill)[_remap(x.shape, idx, "pad", wrap)]
+    config = [(0, 1, 0) if a in padded_axes else (0, 0, 0) for a in range(x.ndim)]
+    fill = as_array(np.asarray(_fill_value(x.dtype, fill_value)).astype(x.dtype))
+    return lax_pad(x, fill, config)[_remap(x.shape, idx, "pad", wrap)]
 
 
 def _update_index(x: Array, idx, mode, wrap: bool):
