@@ -26,6 +26,7 @@ from redraft.kernels.matmul import gemm_rows_name, matmul_kernel, pack_b_name
 from . import elementwise
 from .loops import CodeContext, Nest, NestInput, NestOutput, copy, emit_nest, fill, reduce_kind
 from .module import FunctionLowering, lowering
+from .parallel import ensure_runtime
 from .types import I64, PTR, VOID, Unsupported, check_dtype, declare, i64, memory_type
 from .views import View
 
@@ -316,6 +317,8 @@ def _finish_compiles() -> None:
 
 def _compile_kernel(dtype_name: str, future: Future) -> None:
     try:
+        if dtype_name == "float32":  # the warm-up: the thread pool first (25 ms), which
+            ensure_runtime()         # every function needs, then the kernel (100 ms)
         kernel = matmul_kernel(dtype_name)
         for name in (pack_b_name(kernel.cfg), gemm_rows_name(kernel.cfg)):
             llvm.add_symbol(name, kernel.compiled.address(name))
@@ -325,8 +328,8 @@ def _compile_kernel(dtype_name: str, future: Future) -> None:
 
 
 def warm_up() -> None:
-    """Start compiling the float32 matmul kernel now, in the background, so that the first
-    function with a matrix product does not wait for it after staging."""
+    """Start compiling the thread pool and the float32 matmul kernel now, in the
+    background, so that the first function does not wait for them after staging."""
     _kernel_future("float32")
 
 
