@@ -15,6 +15,7 @@ import atexit
 import itertools
 import os
 import threading
+import weakref
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -323,6 +324,23 @@ def _task(cx: CodeContext, stem: str) -> tuple[ir.Function, ir.IRBuilder, list]:
     return fn, b, ptrs
 
 
+_TASKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> {key: task}
+
+
+def _shared_task(build):
+    """`build(cx, cfg, params, ...)` made once per module and arguments: the products of
+    one shape share their task functions (an unrolled scan has hundreds of products of a
+    few shapes, and each task function costs LLVM time)."""
+    def task(cx: CodeContext, cfg, params, *rest) -> ir.Function:
+        made = _TASKS.setdefault(cx.module, {})
+        key = (build.__name__, cfg, tuple(params), *rest)
+        if key not in made:
+            made[key] = build(cx, cfg, params, *rest)
+        return made[key]
+    return task
+
+
+@_shared_task
 def _pack_task(cx: CodeContext, cfg, params) -> ir.Function:
     """task(ctx, lo, hi): pack column panels lo..hi of B (ctx: A, B, packed, C)."""
     sbk, sbn, k, n = params
@@ -333,6 +351,7 @@ def _pack_task(cx: CodeContext, cfg, params) -> ir.Function:
     return fn
 
 
+@_shared_task
 def _rows_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
     """task(ctx, lo, hi): rows lo..hi of C = A @ B from the packed B."""
     sam, sak, rsc, n, k = params
