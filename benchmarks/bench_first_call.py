@@ -20,10 +20,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 CHILD = r"""
 import json, os, sys, time
-sys.path.insert(0, {root!r})
+try:
+    import benchmarks  # from PYTHONPATH under benchmarks/before_after.py
+except ImportError:
+    sys.path.append({root!r})
 import numpy as np
 import benchmarks.bench_steps as steps
 make, rd_fn, jax_maker, _ = steps.WORKLOADS[{name!r}]
@@ -50,8 +54,10 @@ def first_call(name: str, who: str, site_dir: str | None) -> tuple[float, float]
     if site_dir:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (site_dir, env.get("PYTHONPATH")) if p)
     code = CHILD.format(root=root, name=name, who=who)
+    # run outside the checkout, so that its redraft/ folder does not shadow the redraft
+    # that PYTHONPATH names (benchmarks/before_after.py)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, cwd=root)
+                          env=env, cwd=tempfile.gettempdir())
     if done.returncode != 0:
         print(f"  {who} {name}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
