@@ -1,6 +1,6 @@
 """Real training steps, compiled redraft against NumPy (gradients by hand) and JAX.
 
-    python -m benchmarks.bench_steps [--quick] [--site DIR] [--only NAME]
+    python -m benchmarks.bench_steps [--quick] [--cpu] [--site DIR] [--only NAME]
 
 The steps: JAX's MNIST example update (784-1024-1024-10 MLP, batch 128, tanh, logsumexp,
 SGD over a list of (W, b) tuples); a small CNN step (3x3 conv + relu + 2x2 max-pool + dense,
@@ -344,7 +344,7 @@ def _first_call(fn, args, block) -> tuple[float, object]:
     return time.perf_counter() - start, out
 
 
-def run(names: list[str], repeat: int, jax) -> list[dict]:
+def run(names: list[str], repeat: int, jax, clock=None) -> list[dict]:
     import redraft
     import redraft.numpy as rnp
     from benchmarks.common import compare_rounds, median
@@ -369,7 +369,8 @@ def run(names: list[str], repeat: int, jax) -> list[dict]:
             _check(name, reference, out, "JAX")
             ns.update(theirs=theirs, j_args=j_args, jax=jax)
             stmts["jax"] = "jax.block_until_ready(theirs(*j_args))"
-        for key, times in compare_rounds(stmts, ns, repeat=repeat, min_seconds=0.05).items():
+        for key, times in compare_rounds(stmts, ns, repeat=repeat, min_seconds=0.05,
+                                          clock=clock).items():
             row[key], row[f"{key} best"] = median(times), min(times)
         rows.append(row)
         print(f"  {name}: done", file=sys.stderr)
@@ -405,6 +406,10 @@ def main(argv=None) -> int:
     parser.add_argument("--site", default=None, help="add this site-packages directory")
     parser.add_argument("--only", action="append", choices=sorted(WORKLOADS),
                         help="run only this step (repeatable)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time CPU seconds of the process (all threads) instead of the "
+                        "wall clock: steadier on a loaded machine; with REDRAFT_NUM_THREADS=1 "
+                        "it compares one core's work")
     args = parser.parse_args(argv)
     if args.site:
         site.addsitedir(args.site)
@@ -413,8 +418,11 @@ def main(argv=None) -> int:
         jax.config.update("jax_platforms", "cpu")
     except ImportError:
         jax = None
-    rows = run(args.only or list(WORKLOADS), 5 if args.quick else 15, jax)
+    rows = run(args.only or list(WORKLOADS), 5 if args.quick else 15, jax,
+               time.process_time if args.cpu else None)
     print_rows(rows, jax is not None)
+    if args.cpu:
+        print("step times are CPU seconds of the whole process (all threads).")
     return 0
 
 

@@ -50,10 +50,12 @@ def compare(statements: dict[str, str], namespace: dict, repeat: int = 20,
 
 
 def compare_rounds(statements: dict[str, str], namespace: dict, repeat: int = 20,
-                   min_seconds: float = 0.01) -> dict[str, list[float]]:
+                   min_seconds: float = 0.01, clock=None) -> dict[str, list[float]]:
     """Seconds per run of each statement in each of `repeat` rounds, timed in alternation
-    (for medians: on a shared machine the best round measures luck as much as code)."""
-    timers = {key: timeit.Timer(stmt, globals=namespace) for key, stmt in statements.items()}
+    (for medians: on a shared machine the best round measures luck as much as code).
+    `clock` replaces the wall clock (time.process_time: CPU seconds of all threads)."""
+    timers = {key: timeit.Timer(stmt, globals=namespace, **({"timer": clock} if clock else {}))
+              for key, stmt in statements.items()}
     loops = {key: loops_for(timer, min_seconds) for key, timer in timers.items()}
     rounds: dict[str, list[float]] = {key: [] for key in timers}
     for _ in range(repeat):

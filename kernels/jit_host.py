@@ -51,8 +51,11 @@ def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
     return new_host_target_machine(opt_level)
 
 
+@functools.lru_cache(maxsize=None)
 def host_vector_bits() -> int:
-    """Widest useful SIMD register on this CPU in bits (512 with AVX-512F, else 256 or 128)."""
+    """Widest useful SIMD register on this CPU in bits (512 with AVX-512F, else 256 or 128).
+    Cached: LLVM reads the CPU's features anew on each question, and the backend asks for
+    every loop nest (it was most of the MLP update's lowering time)."""
     features = llvm.get_host_cpu_features()
     if features.get("avx512f"):
         return 512

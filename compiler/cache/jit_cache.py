@@ -47,7 +47,7 @@ def cache_key(fun, sig) -> str | None:
         return None
     types = ",".join(f"{a.str_short()}{'~' if a.weak_type else ''}" for a in sig.avals)
     knobs = ",".join(f"{k}={os.environ.get(k, '')}" for k in (
-        "REDRAFT_NUM_THREADS", "REDRAFT_LLVM_STRICT"))
+        "REDRAFT_NUM_THREADS", "REDRAFT_LLVM_STRICT", "REDRAFT_LLVM_OPT"))
     text = "\n".join([sys.version, fun_print, static_print, aux_print, repr(sig.treedef),
                       types, f"x64={sig.x64}", knobs, redraft_stamp(), cpu_stamp()])
     return hashlib.sha256(text.encode()).hexdigest()

@@ -68,9 +68,7 @@ def _parse_lambda(fn, filename: str) -> ParsedFunction:
     if not lines:
         raise SourceUnavailableError(f"cannot read the source of a lambda in {filename}")
     line = code.co_firstlineno
-    tree = _parse_enclosing(lines, line)
-    candidates = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
-                  and n.lineno == line]
+    candidates = list(_lambdas_by_line(_parse_enclosing(lines, line)).get(line, ()))
     if not candidates:
         raise SourceUnavailableError(f"no lambda found at {filename}:{line}")
     if len(candidates) > 1:
@@ -84,6 +82,24 @@ def _parse_lambda(fn, filename: str) -> ParsedFunction:
 def _parse_text(text: str) -> gast.AST:
     """A whole file parsed once (rule files hold many lambdas, each looked up in it)."""
     return _parse(text)
+
+
+_LAMBDA_INDEX: dict[int, tuple[gast.AST, dict[int, list]]] = {}
+
+
+def _lambdas_by_line(tree: gast.AST) -> dict[int, list]:
+    """The lambdas of `tree` by first line, walked once per parsed file: walking a rule file
+    for each of its lambdas took half of the MLP update's first compile."""
+    entry = _LAMBDA_INDEX.get(id(tree))
+    if entry is None or entry[0] is not tree:
+        index: dict[int, list] = {}
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Lambda):
+                index.setdefault(n.lineno, []).append(n)
+        if len(_LAMBDA_INDEX) >= 64:
+            _LAMBDA_INDEX.clear()
+        entry = _LAMBDA_INDEX[id(tree)] = (tree, index)
+    return entry[1]
 
 
 def _parse_enclosing(lines: list[str], line: int) -> gast.AST:

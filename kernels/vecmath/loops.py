@@ -73,7 +73,9 @@ class MapKernel:
         self.dtype = np.dtype(dtype)
         self.lanes = default_lanes(self.dtype) if lanes is None else lanes
         module, name = build_map_module(op, self.dtype, self.lanes)
-        self.compiled = compile_module(module)
+        # written vectorised: LLVM's vectorisers only add compile time (eager code waits
+        # for it: 30 -> 16 ms for log), the machine code runs as fast and gives equal bits
+        self.compiled = compile_module(module, opt_level=2, vectorise=False)
         argtypes = [ctypes.c_void_p] * (ARITY[op] + 1) + [ctypes.c_int64]
         self._fn = self.compiled.function(name, None, argtypes)
 

@@ -34,7 +34,7 @@ from redraft.compiler.ir.ssa import Function
 from . import (collectives, control, dot, host_calls, host_kernels, nests,  # noqa: F401
                scans, shapes)
 from .callbacks import install as _install_callbacks
-from .codegen import MachineCode, optimise, parse
+from .codegen import MachineCode, opt_level, optimise, parse
 from .dot import warm_up
 from .dispatch import ArgumentError, Runner
 from .module import FunctionLowering, LoweredFunction, pyobject_offset_ok
@@ -89,7 +89,7 @@ def llvm_ir(fn: Function, optimised: bool = True) -> str:
     if not optimised:
         return str(lowered.module)
     llmod = parse(lowered.module)
-    optimise(llmod)
+    optimise(llmod, opt_level(lowered.module))
     return str(llmod)
 
 

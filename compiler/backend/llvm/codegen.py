@@ -1,12 +1,19 @@
 """LLVM IR module -> machine code for this host, with the pipeline this backend wants.
 
-Like kernels/jit_host.py (whose target machines, helpers and lock it uses), but with LLVM's
-loop vectoriser and unroller off, since every loop this backend writes is vectorised already
-(loops.py), and at -O2: on this code O3 only adds compile time (about 1.5x) for no measurable speed.
+Like kernels/jit_host.py (whose target machines, helpers and lock it uses). The IR that
+loops.py writes is vectorised and blocked already, so a large module gets a short pipeline:
+inline the vecmath functions (always_inline), promote stack slots to registers, combine
+instructions and simplify branches; the code generator does the rest. There LLVM's O2 ran
+the training steps no faster (benchmarks/bench_steps.py: MLP, CNN, RNN and per-example
+gradients within 2-3% on one thread) and cost 0.06 s of the MLP update's first call and
+0.5 s of the RNN step's (its scan is unrolled into one function). A small module still gets
+O2 (a few ms), which made a column reduction and a scalar while loop 12% faster.
+REDRAFT_LLVM_OPT=0..3 forces a level (0: the short pipeline).
 """
 from __future__ import annotations
 
 import ctypes
+import os
 from collections.abc import Sequence
 
 import llvmlite.binding as llvm
@@ -14,20 +21,39 @@ from llvmlite import ir
 from redraft.kernels.jit_host import (LLVM_LOCK, host_target_machine, new_host_target_machine,
                                      prepare_module)
 
-OPT_LEVEL = 2
+SHORT_PIPELINE = ("always_inliner", "sroa", "instruction_combine", "simplify_cfg")
+SMALL_MODULE = 800   # instructions up to which O2 is worth its compile time
 
 
-def optimise(llmod: llvm.ModuleRef, opt_level: int = OPT_LEVEL) -> None:
-    """The module pipeline without the loop vectoriser and the unroller, in place: the
-    loops are vectorised by hand, and unrolling their short constant trip counts (the
-    10-wide layers of a classifier) only grew the code (MLP update: 0.70 s -> 0.43 s of
-    LLVM time, run time unchanged within this machine's noise)."""
-    tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+def opt_level(module: ir.Module | None = None) -> int:
+    """REDRAFT_LLVM_OPT if set; else 2 for a small `module` (or none given), 0 (the short
+    pipeline) for a large one."""
+    forced = os.environ.get("REDRAFT_LLVM_OPT", "")
+    if forced:
+        return int(forced)
+    if module is None:
+        return 2
+    size = sum(len(block.instructions) for fn in module.functions for block in fn.blocks)
+    return 2 if size <= SMALL_MODULE else 0
+
+
+def optimise(llmod: llvm.ModuleRef, level: int | None = None) -> None:
+    """Optimise in place: the short pipeline (level 0), or LLVM's at `level` without the
+    loop vectoriser and unroller (unrolling the short constant trip counts of a classifier's
+    10-wide layers only grew the code). No level: REDRAFT_LLVM_OPT, else 2."""
+    level = opt_level() if level is None else level
+    tuning = llvm.create_pipeline_tuning_options(speed_level=max(level, 1))
     tuning.loop_vectorization = False
     tuning.slp_vectorization = True
     tuning.loop_unrolling = False
     builder = llvm.create_pass_builder(host_target_machine(), tuning)
-    builder.getModulePassManager().run(llmod, builder)
+    if level > 0:
+        builder.getModulePassManager().run(llmod, builder)
+        return
+    passes = llvm.create_new_module_pass_manager()
+    for name in SHORT_PIPELINE:
+        getattr(passes, f"add_{name}_pass")()
+    passes.run(llmod, builder)
 
 
 def parse(module: ir.Module) -> llvm.ModuleRef:
@@ -42,7 +68,7 @@ class MachineCode:
     def __init__(self, module: ir.Module):
         with LLVM_LOCK:
             llmod = parse(module)
-            optimise(llmod)
+            optimise(llmod, opt_level(module))
             self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
             self.engine.finalize_object()
         self.llvm_module = llmod

@@ -15,21 +15,25 @@ import atexit
 import itertools
 import os
 import threading
+import weakref
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
-from redraft.compiler.ir.ssa import Eqn
+from redraft.compiler.ir.ssa import Block, Eqn, Value, fused_p
 from redraft.kernels.matmul import gemm_rows_name, matmul_kernel, pack_b_name
 
 from . import elementwise
 from .loops import CodeContext, Nest, NestInput, NestOutput, copy, emit_nest, fill, reduce_kind
 from .module import FunctionLowering, lowering
+from .parallel import ensure_runtime
 from .types import I64, PTR, VOID, Unsupported, check_dtype, declare, i64, memory_type
 from .views import View
 
-KERNEL_MIN_WORK = 300_000        # m * n * k below which a nest is as fast
+KERNEL_MIN_WORK = 20_000         # m * n * k below which a nest is as fast (32x64x128:
+#                                  nest 14 us, kernel 4.6 us; 16^3: nest 1.4, kernel 1.9)
 KERNEL_MIN_SIDE = 16             # and m, n at least this (the kernel pads to 12 x 32 tiles)
 PARALLEL_FLOPS = 2 * 128 ** 3    # the matmul driver's threshold for using threads
 
@@ -48,18 +52,73 @@ def lower_dot_general(L: FunctionLowering, eqn: Eqn) -> None:
         raise Unsupported("dot_general with a different preferred_element_type")
     lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
     dest = L.dest(out)
-    sizes = [int(np.prod([lhs.shape[i] for i in axes], dtype=np.int64)) for axes in (lf, lc)]
-    m, k = sizes
-    n = int(np.prod([rhs.shape[i] for i in rf], dtype=np.int64))
+    m, n, k = _sizes(eqn)
     if dest.size == 0:
         pass
     elif k == 0:
         fill(L.cx, dest, 0)
-    elif dtype.kind == "f" and min(m, n) >= KERNEL_MIN_SIDE and m * n * k >= KERNEL_MIN_WORK:
-        _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k))
+    elif _uses_kernel(eqn):
+        share = _packing_plan(L).get(id(eqn))
+        _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k), share)
     else:
         _nest_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, dtype)
     L.views[out.id] = dest
+
+
+def _sizes(eqn: Eqn) -> tuple[int, int, int]:
+    """(m, n, k) of a dot_general: its lhs free, rhs free and contracted sizes."""
+    lhs, rhs = eqn.ins[0].aval.shape, eqn.ins[1].aval.shape
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+
+    def size(shape, axes) -> int:
+        return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+
+    return (size(lhs, _free(len(lhs), lc, lb)), size(rhs, _free(len(rhs), rc, rb)),
+            size(lhs, lc))
+
+
+def _uses_kernel(eqn: Eqn) -> bool:
+    """Whether the product runs on the packed kernel (a float product big enough)."""
+    m, n, k = _sizes(eqn)
+    return (np.dtype(eqn.ins[0].aval.dtype).kind == "f" and k > 0
+            and np.dtype(eqn.outs[0].aval.dtype) == np.dtype(eqn.ins[0].aval.dtype)
+            and min(m, n) >= KERNEL_MIN_SIDE and m * n * k >= KERNEL_MIN_WORK)
+
+
+@dataclass(frozen=True)
+class SharedPacking:
+    """Products in one block with the same right operand in the same layout pack it once:
+    the first packs into a buffer that lives until the last has run (an RNN's gradient
+    multiplies by W and W.T fifty times each)."""
+    key: tuple
+    first: bool
+    last: bool
+
+
+def _packing_plan(L: FunctionLowering) -> dict[int, SharedPacking]:
+    """id(eqn) -> its SharedPacking, for the kernel products of the function being lowered
+    whose right operand another kernel product of the same block also multiplies by."""
+    plan = L.family_state.get("packing plan")
+    if plan is None:
+        plan = L.family_state["packing plan"] = {}
+        _plan_block(L.fn.body, plan)
+    return plan
+
+
+def _plan_block(block: Block, plan: dict[int, SharedPacking]) -> None:
+    groups: dict[tuple, list[Eqn]] = {}
+    for eqn in block.eqns:
+        if eqn.prim.name == "dot_general" and isinstance(eqn.ins[1], Value) and _uses_kernel(
+                eqn) and not eqn.params["dimension_numbers"][1][1]:
+            contracting = tuple(eqn.params["dimension_numbers"][0][1])
+            groups.setdefault((eqn.ins[1].id, contracting), []).append(eqn)
+        if eqn.prim is not fused_p:
+            for region in eqn.regions:
+                _plan_block(region, plan)
+    for key, eqns in groups.items():
+        if len(eqns) > 1:
+            for k, eqn in enumerate(eqns):
+                plan[id(eqn)] = SharedPacking(key, k == 0, k == len(eqns) - 1)
 
 
 def _nest_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, dtype) -> None:
@@ -190,7 +249,8 @@ def _canonical(L, view: View, order: list, groups: list[list[int]]):
     return tmp, strides, key
 
 
-def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk) -> None:
+def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
+                    share: SharedPacking | None = None) -> None:
     lb, lf, lc = (list(a) for a in l_axes)
     rb, rc, rf = (list(a) for a in r_axes)
     m, n, k = mnk
@@ -198,14 +258,20 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk) ->
     kernel = _kernel(dtype.name)
     cfg = kernel.cfg
     a, (sab, sam, sak), key_a = _canonical(L, lhs, lb + lf + lc, [lb, lf, lc])
-    bm, (sbb, sbk, sbn), key_b = _canonical(L, rhs, rb + rc + rf, [rb, rc, rf])
+    packs = share is None or share.first
+    packings = L.family_state.setdefault("packed", {})
+    bm, key_b, pack_task = None, None, None
     batch = int(np.prod([lhs.shape[i] for i in lb], dtype=np.int64))
     panels = -(-n // cfg.nr)
-    packed, key_p = L.temporary(dtype, (k * panels * cfg.nr,))
     threads = 2 * m * n * k >= PARALLEL_FLOPS
     cx, b = L.cx, L.b
+    if packs:
+        bm, (sbb, sbk, sbn), key_b = _canonical(L, rhs, rb + rc + rf, [rb, rc, rf])
+        packed, key_p = L.temporary(dtype, (k * panels * cfg.nr,))
+        pack_task = _pack_task(cx, cfg, (sbk, sbn, k, n))
+    else:
+        packed, key_p = packings[share.key]
     elem = memory_type(dtype)
-    pack_task = _pack_task(cx, cfg, (sbk, sbn, k, n))
     rows_task = _rows_task(cx, cfg, (sam, sak, n, n, k), dtype)
     ctx = cx.entry_alloca(PTR, 4, name="dot.ctx")
 
@@ -214,10 +280,12 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk) ->
                      inbounds=True, source_etype=elem)
 
     def one(index: ir.Value) -> None:
-        pointers = [at(a, index, sab), at(bm, index, sbb), packed_ptr, at(dest, index, m * n)]
+        source = at(bm, index, sbb) if packs else ir.Constant(PTR, None)
+        pointers = [at(a, index, sab), source, packed_ptr, at(dest, index, m * n)]
         for slot, p in enumerate(pointers):
             b.store(p, b.gep(ctx, [i64(slot)], source_etype=PTR))
-        _run(cx, pack_task, ctx, panels, 1, threads)
+        if packs:
+            _run(cx, pack_task, ctx, panels, 1, threads)
         _run(cx, rows_task, ctx, m, cfg.mr, threads)
 
     packed_ptr = b.gep(packed.base, [i64(packed.offset)], inbounds=True, source_etype=elem)
@@ -226,6 +294,9 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk) ->
     else:
         from .loops import for_range
         for_range(b, i64(0), i64(batch), 1, [], lambda i, c: (one(i), [])[1], "batch")
+    if share is not None and not share.last:
+        packings[share.key] = (packed, key_p)  # kept for the next product of the group
+        key_p = None
     for key in (key_a, key_b, key_p):
         if key is not None:
             L.ws.release(key)
@@ -253,6 +324,23 @@ def _task(cx: CodeContext, stem: str) -> tuple[ir.Function, ir.IRBuilder, list]:
     return fn, b, ptrs
 
 
+_TASKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> {key: task}
+
+
+def _shared_task(build):
+    """`build(cx, cfg, params, ...)` made once per module and arguments: the products of
+    one shape share their task functions (an unrolled scan has hundreds of products of a
+    few shapes, and each task function costs LLVM time)."""
+    def task(cx: CodeContext, cfg, params, *rest) -> ir.Function:
+        made = _TASKS.setdefault(cx.module, {})
+        key = (build.__name__, cfg, tuple(params), *rest)
+        if key not in made:
+            made[key] = build(cx, cfg, params, *rest)
+        return made[key]
+    return task
+
+
+@_shared_task
 def _pack_task(cx: CodeContext, cfg, params) -> ir.Function:
     """task(ctx, lo, hi): pack column panels lo..hi of B (ctx: A, B, packed, C)."""
     sbk, sbn, k, n = params
@@ -263,6 +351,7 @@ def _pack_task(cx: CodeContext, cfg, params) -> ir.Function:
     return fn
 
 
+@_shared_task
 def _rows_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
     """task(ctx, lo, hi): rows lo..hi of C = A @ B from the packed B."""
     sam, sak, rsc, n, k = params
@@ -315,6 +404,8 @@ def _finish_compiles() -> None:
 
 def _compile_kernel(dtype_name: str, future: Future) -> None:
     try:
+        if dtype_name == "float32":  # the warm-up: the thread pool first (25 ms), which
+            ensure_runtime()         # every function needs, then the kernel (100 ms)
         kernel = matmul_kernel(dtype_name)
         for name in (pack_b_name(kernel.cfg), gemm_rows_name(kernel.cfg)):
             llvm.add_symbol(name, kernel.compiled.address(name))
@@ -324,8 +415,8 @@ def _compile_kernel(dtype_name: str, future: Future) -> None:
 
 
 def warm_up() -> None:
-    """Start compiling the float32 matmul kernel now, in the background, so that the first
-    function with a matrix product does not wait for it after staging."""
+    """Start compiling the thread pool and the float32 matmul kernel now, in the
+    background, so that the first function does not wait for them after staging."""
     _kernel_future("float32")
 
 

@@ -71,6 +71,7 @@ class FunctionLowering:
         self.views: dict[int, View] = {}
         self.dests: dict[int, View] = {}
         self.keepalive: list = []
+        self.family_state: dict[str, object] = {}  # a lowering family's per-function notes
         self.in_specs = [(tuple(p.aval.shape), check_dtype(p.aval.dtype)) for p in fn.params]
         self.results, self.out_values = self._plan_results()
         self.out_specs = [(tuple(v.aval.shape), check_dtype(v.aval.dtype))

@@ -14,8 +14,8 @@ REDRAFT_NUM_THREADS sets the thread count (default: the CPUs this process may us
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
+import threading
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -37,13 +37,30 @@ def thread_count() -> int:
     return _runtime().threads
 
 
-@functools.cache
+_RUNTIME: list[_Runtime] = []
+_RUNTIME_LOCK = threading.Lock()   # the warm-up thread and the first compile may race
+
+
 def _runtime() -> _Runtime:
-    return _Runtime()
+    if not _RUNTIME:
+        with _RUNTIME_LOCK:
+            if not _RUNTIME:
+                _RUNTIME.append(_Runtime())
+    return _RUNTIME[0]
+
+
+def _new_lock_in_child() -> None:
+    """A fork while another thread builds the pool would leave the child a held lock."""
+    global _RUNTIME_LOCK
+    _RUNTIME_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 def ensure_runtime() -> None:
-    """Compile the pool and register its entry point for generated modules."""
+    """Compile the pool and register its entry point for generated modules (the driver's
+    warm-up does it on a background thread while the first function is staged)."""
     _runtime()
 
 

@@ -162,3 +162,33 @@ def test_rnn_gradient_fits_the_stack_when_loaded_from_the_cache(tmp_path):
         assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
         printed.append(done.stdout.strip())
     assert printed[0] == printed[1]
+
+
+def test_products_sharing_a_right_operand_pack_it_once():
+    """Products in one block by the same right operand in the same layout share one packed
+    copy of it (compiler/backend/llvm/dot.py): forward and transposed uses, uses inside a
+    loop body whose operand is carried, and uses in both arms of a run-time `if`."""
+    def f(w, xs, flag):
+        h = xs[0] @ w
+        outs = [h]
+        for i in range(1, 4):
+            h = jnp.tanh(xs[i] @ w + h @ w.T)  # w in two layouts: two packings
+            outs.append(h @ w)
+        return outs
+
+    def g(w, x, flag):
+        def body(carry):
+            i, m, acc = carry
+            return i + 1, m * 0.5 + 0.1, acc + (x @ m) + (acc @ m)  # m changes every iteration
+        _, m, acc = lax.while_loop(lambda c: c[0] < flag * flag * 3.0, body, (0.0, w, x))
+        if flag > 0:
+            acc = acc @ w + x @ w
+        else:
+            acc = acc @ w - x @ w
+        return acc
+
+    w = sample((48, 48), np.float32, seed=1)
+    xs = sample((4, 40, 48), np.float32, seed=2)
+    check(f, w, xs, np.float32(1.0), rtol=2e-4, atol=2e-4)
+    for flag in (1.0, -1.0):
+        check(g, w * 0.1, xs[0] * 0.1, np.float32(flag), rtol=2e-4, atol=2e-4)
