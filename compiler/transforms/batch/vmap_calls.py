@@ -233,9 +233,9 @@ def _example_of(ctx, a: ir.Atom, t: bt.BType, k: ir.Var, body: list, origin) -> 
         name = ctx.names.fresh(f"{a.name}_k" if isinstance(a, ir.Var) else "x_k")
         body.append(ir.Assign((name,), ir.Call(GETITEM, (a, k)), origin))
         return ir.Var(name)
-    if bt.kind(t) == "T":
+    if isinstance(t, bt.Tuple):
         items = []
-        for i, it in enumerate(t[1]):
+        for i, it in enumerate(t.items):
             item = ctx.names.fresh("item")
             body.append(ir.Assign((item,), ir.Call(GETITEM, (a, ir.Const(i))), origin))
             items.append(_example_of(ctx, ir.Var(item), it, k, body, origin)
