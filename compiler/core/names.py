@@ -22,17 +22,47 @@ def is_temp(name: str) -> bool:
     return len(name) > 1 and name[0] == "t" and name[1:].isdigit()
 
 
+def function_names(fn: ir.Function) -> set[str]:
+    """Every name `fn` binds or reads: its parameters, what it assigns, the free names it
+    reads and the names its generated module binds for objects (`random` of `random.gamma`,
+    a global array's `const_1`, a captured key's `k`), which a new name must not shadow."""
+    names = set(fn.params) | ir.block_reads(fn.body)
+    for s in ir.walk_stmts(fn.body):
+        names |= ir.stmt_writes(s)
+        for expr in (getattr(s, "expr", None), getattr(s, "value", None),
+                     getattr(s, "cond", None), getattr(s, "iter", None)):
+            names |= _bound_names(expr)
+    return names
+
+
+def _bound_names(expr) -> set[str]:
+    """The first names of the paths of the objects (Refs) an expression spells."""
+    if isinstance(expr, ir.Ref):
+        return {expr.path.split(".")[0]} if expr.path.split(".")[0].isidentifier() else set()
+    if isinstance(expr, ir.Call):
+        parts = [expr.fn, *expr.args, *(a for _, a in expr.kwargs), expr.star_args]
+    elif isinstance(expr, (ir.Tuple, ir.List)):
+        parts = list(expr.items)
+    elif isinstance(expr, ir.Attr):
+        parts = [expr.obj]
+    else:
+        return set()
+    out: set[str] = set()
+    for part in parts:
+        out |= _bound_names(part)
+    return out
+
+
 class Names:
     """The names taken in one function, and new ones that are not."""
 
     def __init__(self, taken: ir.Function | set[str] | Iterable[str] = (),
                  temps_from: int | None = None):
-        """`taken`: a function (its parameters and every name it assigns are taken), or a
+        """`taken`: a function (every name it binds or reads is taken), or a
         set of names, which is shared (names the caller adds later are taken too).
         `temps_from`: number temporaries from there (default: after the highest taken)."""
         if isinstance(taken, ir.Function):
-            taken = set(taken.params) | {n for s in ir.walk_stmts(taken.body)
-                                         for n in ir.stmt_writes(s)}
+            taken = function_names(taken)
         self.used: set[str] = taken if isinstance(taken, set) else set(taken)
         self.derived: dict[tuple[str, str], str] = {}
         self.last_temp: int | None = temps_from

@@ -1,5 +1,7 @@
 """The one fresh-name generator (compiler/core/names.py) that the frontend, SSA renaming and
 every transform share."""
+import numpy as np
+
 from redraft.compiler.core import ir
 from redraft.compiler.core.names import Names
 
@@ -29,3 +31,20 @@ def test_a_shared_set_sees_names_taken_later_and_scratch_does_not_leak():
     trial = names.scratch()
     trial.local("c")
     assert names.local("c") == "c"
+
+
+K_GLOBAL = np.ones(2, np.float32)  # an array global is read by name, not folded
+
+
+def test_names_a_function_reads_but_does_not_bind_are_taken():
+    """A transform's new `k` (a loop index) must not shadow the user's global or captured `k`
+    in the generated module: that silently read the index in place of the user's value."""
+    import redraft.numpy as jnp
+    from redraft.compiler.transforms.calls.callable_core import core_of
+
+    def f(x):
+        return jnp.sin(x) * K_GLOBAL
+
+    names = Names(core_of(f))
+    assert names.local("K_GLOBAL") != "K_GLOBAL"
+    assert names.local("jnp") != "jnp"
