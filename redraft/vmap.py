@@ -395,7 +395,7 @@ def _place(value, t, spec, n: int, path: str):
         return _place_node(value, t, spec, n, path)
     if value is None:
         return None
-    if bt.kind(t) in ("T", "L", "tape", "P", "D") or isinstance(value, (tuple, list, dict)):
+    if isinstance(t, (*bt.CONTAINERS, bt.Tree)) or isinstance(value, (tuple, list, dict)):
         leaves, treedef = tree_flatten(value)
         leaf_types = _leaf_types(value, t)
         placed = [_place(v, lt, spec, n, path) for v, lt in zip(leaves, leaf_types)]
@@ -415,12 +415,12 @@ def _place(value, t, spec, n: int, path: str):
 def _place_node(value, t, spec, n: int, path: str):
     if isinstance(spec, (tuple, list)) and isinstance(value, (tuple, list)) and len(
             spec) == len(value):
-        items = [_place(v, bt.item(t, i) if bt.kind(t) in ("T", "L") else t, s, n,
+        items = [_place(v, bt.item(t, i) if bt.is_sequence(t) else t, s, n,
                         f"{path}[{i}]") for i, (v, s) in enumerate(zip(value, spec))]
         return type(value)(items) if not hasattr(type(value), "_fields") else type(value)(
             *items)
     if isinstance(spec, dict) and isinstance(value, dict) and set(spec) == set(value):
-        return {k: _place(value[k], bt.item(t, k) if bt.kind(t) == "D" else t, spec[k], n,
+        return {k: _place(value[k], bt.item(t, k) if isinstance(t, bt.Dict) else t, spec[k], n,
                           f"{path}[{k!r}]") for k in value}
     raise ValueError(f"vmap out_axes specification must be a tree prefix of the "
                      f"corresponding value, got specification {spec!r} for value tree "
@@ -430,9 +430,9 @@ def _place_node(value, t, spec, n: int, path: str):
 def _leaf_types(value, t) -> list:
     """The batch type of each leaf of `value` (flattening order), from its type t."""
     leaves = tree_flatten(value)[0]
-    if bt.kind(t) in ("B", "P", "U"):
+    if isinstance(t, (bool, bt.Tree)):
         return [t if t is bt.U else bt.B] * len(leaves)
-    if isinstance(value, dict) and bt.kind(t) == "D":
+    if isinstance(value, dict) and isinstance(t, bt.Dict):
         out = []
         for k in sorted(value):
             out.extend(_leaf_types(value[k], bt.item(t, k)))
@@ -440,8 +440,8 @@ def _leaf_types(value, t) -> list:
     if isinstance(value, (tuple, list)) and not hasattr(type(value), "_fields"):
         out = []
         for i, v in enumerate(value):
-            it = bt.item(t, i) if bt.kind(t) in ("T", "L") else (
-                t[1] if i == 0 else t) if bt.kind(t) == "tape" else bt.TREE
+            it = bt.item(t, i) if bt.is_sequence(t) else (
+                t.item if i == 0 else t) if isinstance(t, bt.Tape) else bt.TREE
             out.extend(_leaf_types(v, it))
         return out
     return [bt.B if bt.is_batched(t) else bt.U] * len(leaves)

@@ -20,6 +20,7 @@ import gast
 
 from redraft.compiler.core import ir
 from redraft.compiler.core.core_function import CoreFunction
+from redraft.compiler.core.names import Names
 from redraft.compiler.frontend import (call_shape, control_flow, jumps, local_functions, methods,
                                        specialise, static_calls)
 from redraft.compiler.frontend.source import (ParsedFunction, SourceUnavailableError,
@@ -219,11 +220,7 @@ class Lowering:
 
     def fresh_local(self, base: str) -> str:
         """A new local name starting with `base` (for values the frontend introduces)."""
-        name, k = base, 1
-        while name in self.locals:
-            name, k = f"{base}_{k}", k + 1
-        self.locals.add(name)
-        return name
+        return Names(self.locals).local(base)
 
     # ---- helpers --------------------------------------------------------------------------
     def origin(self, node) -> ir.Origin:
@@ -237,11 +234,10 @@ class Lowering:
         raise err
 
     def fresh(self) -> str:
-        self.counter += 1
-        name = f"t{self.counter}"
-        while name in self.locals:
-            self.counter += 1
-            name = f"t{self.counter}"
+        """The next temporary `t7` (numbered from 1 in each function, skipping locals)."""
+        names = Names(frozenset(self.locals), temps_from=self.counter)  # temps are not locals
+        name = names.temp()
+        self.counter = names.last_temp
         return name
 
     def emit(self, out: list, node, expr: ir.Expr, target: str | None = None) -> ir.Var:

@@ -10,11 +10,12 @@ is exactly its carried names and the value `x` had before the loop outlives the 
 from __future__ import annotations
 
 from redraft.compiler.core import ir
+from redraft.compiler.core.names import Names
 
 
 class Renamer:
     def __init__(self, params: tuple[str, ...], coalesce: bool = True):
-        self.used: set[str] = set(params)
+        self.names = Names(params)
         self.coalesce = coalesce
         # version -> the `if`s (and their branch) on which it is not assigned: Python lets a
         # name be set on one path only, as long as only that path reads it
@@ -22,15 +23,7 @@ class Renamer:
         self.maybe_unbound: set[str] = set()  # versions a loop that ran no iteration left unset
 
     def fresh(self, base: str) -> str:
-        if base not in self.used:
-            self.used.add(base)
-            return base
-        k = 1
-        while f"{base}_{k}" in self.used:
-            k += 1
-        name = f"{base}_{k}"
-        self.used.add(name)
-        return name
+        return self.names.local(base)
 
     # ---- reads ------------------------------------------------------------------------------
     @staticmethod

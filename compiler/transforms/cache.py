@@ -86,6 +86,10 @@ class TransformCache:
             return self._kept
         return self._weak
 
+    def forget(self, fn) -> None:
+        """Drop every result kept for `fn` (its Core, its transforms), as if new."""
+        self._table(fn).pop(fn, None)
+
     def clear(self) -> None:
         self._weak.clear()
         self._kept.clear()

@@ -1,12 +1,12 @@
-"""What forward and reverse mode share: fresh names, activity analysis, binding a call's
+"""What forward and reverse mode share: activity analysis, binding a call's
 arguments to the operation's parameter names, peepholes, and the Core of any callable."""
 from __future__ import annotations
 
-import copy
 import inspect
 import operator
 
 from redraft.compiler.core import ir
+from redraft.compiler.core.names import Names  # noqa: F401 (the transforms' generator)
 from redraft.compiler.frontend.methods import STATIC_ATTRIBUTES
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.ad.registry import OpRules, rules_for
@@ -28,57 +28,6 @@ def helper(name: str) -> ir.Ref:
 
 def where(origin: ir.Origin | None) -> str:
     return f"{origin[0]}:{origin[1]}: " if origin else ""
-
-
-class Names:
-    """Fresh, readable names: `x_dot`, `x_bar`, `t7`; never one already used."""
-
-    def __init__(self, fn: ir.Function):
-        self.used: set[str] = set(fn.params) | {n for s in ir.walk_stmts(fn.body)
-                                                for n in ir.stmt_writes(s)}
-        self.derived: dict[tuple[str, str], str] = {}
-        self.last_temp: int | None = None
-
-    def fresh(self, base: str) -> str:
-        base = base.rstrip("_") or "t"
-        if base == "t" or _is_temp(base):
-            return self.temp()
-        name, k = base, 1
-        while name in self.used:
-            name = f"{base}_{k}"
-            k += 1
-        self.used.add(name)
-        return name
-
-    def temp(self) -> str:
-        """The next numbered temporary, `t7`, after every one the function already has."""
-        if self.last_temp is None:
-            self.last_temp = max((int(n[1:]) for n in self.used if _is_temp(n)), default=0)
-        self.last_temp += 1
-        while f"t{self.last_temp}" in self.used:
-            self.last_temp += 1
-        name = f"t{self.last_temp}"
-        self.used.add(name)
-        return name
-
-    def scratch(self) -> "Names":
-        """An independent generator in this one's state, for a trial run whose names are
-        thrown away (vmap's batch-type inference)."""
-        out = copy.copy(self)
-        out.used, out.derived = set(self.used), dict(self.derived)
-        return out
-
-    def derived_name(self, var: str, suffix: str) -> str:
-        """The one name of `var`'s tangent (suffix 'dot') or cotangent ('bar')."""
-        key = (var, suffix)
-        if key not in self.derived:
-            self.derived[key] = self.fresh(f"{var}_{suffix}")
-        return self.derived[key]
-
-
-def _is_temp(name: str) -> bool:
-    """`t7`-style generated temporaries."""
-    return len(name) > 1 and name[0] == "t" and name[1:].isdigit()
 
 
 # ---- activity ------------------------------------------------------------------------------------
@@ -163,7 +112,7 @@ def bind_to_signature(sig: inspect.Signature | None, call: ir.Call) -> dict | No
     names = {p.name for p in params}
     var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
     for k, v in call.kwargs:
-        if k not in names and not var_kw:
+        if (k not in names and not var_kw) or k in out:
             return None
         out[k] = v
     return out
@@ -171,25 +120,37 @@ def bind_to_signature(sig: inspect.Signature | None, call: ir.Call) -> dict | No
 
 def bind_call(rules: OpRules, call: ir.Call, origin) -> dict[str, ir.Atom]:
     """{parameter name: atom} for `call`, defaults included, using the op's signature."""
-    sig = rules.signature
-    if sig is None:
+    if rules.signature is None:
         raise TransformError(f"{where(origin)}cannot bind the arguments of {call.fn.path}")
+    return _bound_with_defaults(rules.signature, call, origin)
+
+
+def _bound_with_defaults(sig: inspect.Signature, call: ir.Call, origin) -> dict:
+    """bind_to_signature with every default filled in; a call that does not fit is an error
+    naming the user's line."""
     if call.star_args is not None:
         raise TransformError(f"{where(origin)}*args in a call to {call.fn.path} cannot be "
-                             "differentiated yet")
+                             "transformed yet")
     out = bind_to_signature(sig, call)
     if out is None:
         raise TransformError(f"{where(origin)}the arguments of this call do not fit "
                              f"{call.fn.path}{sig}")
     for p in sig.parameters.values():
         if p.name not in out and p.default is not inspect.Parameter.empty:
-            out[p.name] = ir.Const(p.default) if _is_literal(p.default) else ir.Ref(
-                p.default, repr(p.default))
+            out[p.name] = default_atom(p.name, p.default)
     return out
 
 
+def default_atom(name: str, value) -> ir.Atom:
+    """A parameter's default value as an atom: a constant where it is a literal, else a
+    reference spelled `<name>_default`."""
+    return ir.Const(value) if _is_literal(value) else ir.Ref(value, f"{name}_default")
+
+
 def _is_literal(v) -> bool:
-    return isinstance(v, (int, float, bool, complex, str, type(None), tuple))
+    if isinstance(v, tuple):
+        return all(_is_literal(x) for x in v)
+    return isinstance(v, (int, float, bool, complex, str, type(None)))
 
 
 def broadcasting_simplifier(bound: dict[str, ir.Atom], param: str):
@@ -223,47 +184,40 @@ def bind_defaults(fn: ir.Function, n_args: int) -> ir.Function:
     origin = (fn.filename, fn.firstline)
     binds: list[ir.Stmt] = []
     for p, value in zip(fn.params[n_args:], fn.defaults[n_args - first_default:]):
-        atom = ir.Const(value) if _is_literal(value) else ir.Ref(value, f"{p}_default")
-        binds.append(ir.Assign((p,), atom, origin))
+        binds.append(ir.Assign((p,), default_atom(p, value), origin))
     return ir.Function(fn.name, fn.params[:n_args], binds + list(fn.body),
                        fn.defaults[:n_args - first_default], fn.filename, fn.firstline,
                        fn.doc, fn.meta)
 
 
-def positional_args(call: ir.Call, origin) -> tuple[ir.Atom, ...]:
-    """The arguments of a call to a user function, all positional: keywords are placed by
-    the callee's signature and parameters they skip get their defaults (transformed
-    functions take every argument by position)."""
+def positional_args(call: ir.Call, origin, sig: inspect.Signature | None = None,
+                    every: bool = False) -> tuple[ir.Atom, ...]:
+    """The arguments of a call to a user function, all positional, in the order of `sig`
+    (the callee's signature by default): keywords are placed and parameters they skip get
+    their defaults (transformed functions take every argument by position). Up to the last
+    argument given, or `every` parameter."""
     if call.star_args is not None:
         raise TransformError(f"{where(origin)}*args in a call to {call.fn.path} cannot be "
-                             "differentiated yet")
-    if not call.kwargs:
+                             "transformed yet")
+    if not call.kwargs and not every:
         return call.args
-    try:
-        sig = inspect.signature(call.fn.value)
-    except (TypeError, ValueError):
-        raise TransformError(f"{where(origin)}cannot bind the keyword arguments of "
-                             f"{call.fn.path}") from None
-    params = [p for p in sig.parameters.values()
+    if sig is None:
+        try:
+            sig = inspect.signature(call.fn.value)
+        except (TypeError, ValueError):
+            raise TransformError(f"{where(origin)}cannot bind the keyword arguments of "
+                                 f"{call.fn.path}") from None
+    bound = _bound_with_defaults(sig, call, origin)
+    params = [p.name for p in sig.parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    given = {p.name: a for p, a in zip(params, call.args)}
-    for k, v in call.kwargs:
-        if k in given or k not in {p.name for p in params}:
-            raise TransformError(f"{where(origin)}{call.fn.path} got an unexpected or "
-                                 f"repeated keyword argument {k!r}")
-        given[k] = v
-    last = max(i for i, p in enumerate(params) if p.name in given)
-    out = []
-    for p in params[:last + 1]:
-        if p.name in given:
-            out.append(given[p.name])
-        elif p.default is inspect.Parameter.empty:
-            raise TransformError(f"{where(origin)}{call.fn.path} is called without its "
-                                 f"argument {p.name!r}")
-        else:
-            out.append(ir.Const(p.default) if _is_literal(p.default) else ir.Ref(
-                p.default, f"{p.name}_default"))
-    return tuple(out)
+    given = {p for p, _ in call.kwargs} | set(params[:len(call.args)])
+    if not every:
+        params = params[:max((i for i, p in enumerate(params) if p in given), default=-1) + 1]
+    missing = [p for p in params if p not in bound]
+    if missing:
+        raise TransformError(f"{where(origin)}{call.fn.path} is called without its "
+                             f"argument {missing[0]!r}")
+    return tuple(bound[p] for p in params)
 
 
 def is_transformable_callable(value) -> bool:

@@ -7,7 +7,7 @@ the basis of the output space (jacrev). Pytrees take a loop over the basis vecto
 
     def f_jacfwd(x):
         out = f(x)
-        if vm.is_array(x) and vm.is_array(out):
+        if vm.is_array(x):                           # an array or a pytree argument?
             basis = vm.basis_rows(x)                 # one tangent per input element
             n = ad.size(x)
             pair = f_jvp_batched(x, basis, n)        # vmap(jvp(f)) over the tangents
@@ -22,7 +22,12 @@ the basis of the output space (jacrev). Pytrees take a loop over the basis vecto
             jac = ad.stack_jacobian(pieces, out, x, False)
         return jac
 
-jacrev is the same with the backward pass `f_bwd` over the basis of `out`'s space.
+Whether `out` is one array is decided when the source is built, from the batch type vmap
+infers for f's result (an array batched by x; a container, a pytree of unknown structure
+or a result that does not depend on x take the loop alone). jacrev then is one backward pass
+`f_bwd` batched over the basis of out's space, with no branch (a pytree x takes its rows
+leaf by leaf); jacfwd keeps the branch above, since whether x is one array is not in f's
+Core.
 """
 from __future__ import annotations
 
@@ -30,9 +35,10 @@ import operator
 
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
+from redraft.compiler.core.names import Names
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.calls import callees
-from redraft.compiler.transforms.common import helper
+from redraft.compiler.transforms.common import TransformError, helper
 from redraft.compiler.transforms.tidy import tidy
 from redraft.compiler.transforms.batch.vmap_refs import vm_ref
 
@@ -45,14 +51,11 @@ class _Builder:
     """Fresh names (never a parameter's) and statements for one Jacobian function."""
 
     def __init__(self, core: ir.Function):
-        self.taken = set(core.params)
+        self.names = Names(core.params)
         self.origin = (core.filename, core.firstline)
 
     def name(self, base: str) -> str:
-        while base in self.taken:
-            base += "_"
-        self.taken.add(base)
-        return base
+        return self.names.local(base)
 
     def assign(self, out: list, target: str, expr: ir.Expr) -> ir.Var:
         out.append(ir.Assign((target,), expr, self.origin))
@@ -68,18 +71,33 @@ def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool) -> ir.F
     b = _Builder(core)
     body: list[ir.Stmt] = []
     out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
-    x_is = b.assign(body, b.name("x_is_array"), ir.Call(vm_ref("is_array"), (x,)))
-    out_is = b.assign(body, b.name("out_is_array"), ir.Call(vm_ref("is_array"), (out,)))
-    arrays = b.assign(body, b.name("arrays"), ir.Call(ir.Ref(operator.and_, "&"),
-                                                      (x_is, out_is)))
     jac = b.name("jac")
-    batched = _batched(fn, core, b, args, x, out, mask, forward, jac)
-    looped = _looped(fn, core, b, args, x, out, mask, forward, jac)
-    body.append(ir.If(arrays, batched, looped, b.origin))
+    if not _result_is_one_array(core, argnum):
+        body.extend(_looped(fn, core, b, args, x, out, mask, forward, jac))
+    elif forward:  # one batched jvp needs the basis of x's space: x must be one array
+        x_is = b.assign(body, b.name("x_is_array"), ir.Call(vm_ref("is_array"), (x,)))
+        batched = _batched(fn, core, b, args, x, out, mask, forward, jac)
+        looped = _looped(fn, core, b, args, x, out, mask, forward, jac)
+        body.append(ir.If(x_is, batched, looped, b.origin))
+    else:
+        body.extend(_batched(fn, core, b, args, x, out, mask, forward, jac))
     body.append(ir.Return(ir.Var(jac), b.origin))
     kind = "jacfwd" if forward else "jacrev"
     return tidy(ir.Function(f"{core.name}_{kind}", params, body, core.defaults,
                             core.filename, core.firstline, None, ir.FunctionMeta(transform=kind)))
+
+
+def _result_is_one_array(core: ir.Function, argnum: int) -> bool:
+    """Whether f's result is one array that depends on argument `argnum`, whatever that
+    argument's structure: the batch type vmap infers for the result with the argument a
+    pytree of batched leaves is B (a container type, a pytree of unknown structure, or
+    unbatched, say nothing of it being one array)."""
+    from redraft.compiler.transforms.batch.vmap import result_type
+    types = tuple(bt.TREE if i == argnum else bt.U for i in range(len(core.params)))
+    try:
+        return result_type(core, types) is bt.B
+    except TransformError:
+        return False
 
 
 def _batched(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) -> list:

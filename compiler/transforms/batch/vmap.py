@@ -165,9 +165,9 @@ class Batching:
             return e, bt.U
         if e.name in ("shape", "ndim", "size") and bt.is_array(t):
             return ir.Call(vm_ref(e.name), (e.obj, ir.Const(1))), bt.U
-        if bt.kind(t) == "P":
+        if isinstance(t, bt.Tree):
             return e, bt.TREE  # a field of a pytree whose leaves are all batched
-        if bt.kind(t) == "T":
+        if isinstance(t, bt.Tuple):
             return e, bt.element(t)
         raise TransformError(f"{where(origin)}vmap: attribute `.{e.name}` of a batched "
                              "array is not supported")
@@ -326,7 +326,7 @@ class Batching:
             self.block(s.cond_body)
             self.block(s.body)
             for w in carried:
-                if bt.kind(self.types.get(w, bt.U)) == "tape":
+                if isinstance(self.types.get(w, bt.U), bt.Tape):
                     raise NeedsExampleLoop(f"{where(s.origin)}vmap: a while loop on a batched "
                                            "condition that records a reverse-mode tape")
                 self.set_type(w, bt.batchify(self.types.get(w, bt.U)))
@@ -347,14 +347,13 @@ class Batching:
 
 def unpack_types(t: bt.BType, n: int, origin) -> tuple:
     """The types of `a, b, ... = value` for a value of type t."""
-    k = bt.kind(t)
-    if k == "T":
-        if len(t[1]) != n:
-            raise TransformError(f"{where(origin)}vmap: cannot unpack {len(t[1])} values "
+    if isinstance(t, bt.Tuple):
+        if len(t.items) != n:
+            raise TransformError(f"{where(origin)}vmap: cannot unpack {len(t.items)} values "
                                  f"into {n} names")
-        return t[1]
-    if k in ("B", "P"):
-        return (bt.B if k == "B" else bt.TREE,) * n
+        return t.items
+    if bt.is_array(t):
+        return (t,) * n
     return (bt.element(t),) * n
 
 
@@ -362,20 +361,20 @@ def needs_conversion(from_t: bt.BType, to_t: bt.BType) -> bool:
     """Whether some leaf of a from_t value must be broadcast to be a to_t value."""
     if from_t == to_t or not bt.is_batched(to_t):
         return False
-    fk, tk = bt.kind(from_t), bt.kind(to_t)
-    if fk == "U":
+    if from_t is bt.U:
         return True
-    if fk == "B":
+    if from_t is bt.B:
         return False
-    if tk == "P":
-        if fk in ("T", "D"):
+    keyed = (bt.Tuple, bt.Dict)
+    if isinstance(to_t, bt.Tree):
+        if isinstance(from_t, keyed):
             return any(needs_conversion(i, bt.TREE) for i in bt.items_of(from_t))
-        return fk in ("L", "tape") and needs_conversion(from_t[1], bt.TREE)
-    if fk == tk and fk in ("T", "D"):
+        return isinstance(from_t, (bt.Seq, bt.Tape)) and needs_conversion(from_t.item, bt.TREE)
+    if type(from_t) is type(to_t) and isinstance(from_t, keyed):
         return any(needs_conversion(a, b) for a, b in zip(bt.items_of(from_t),
                                                           bt.items_of(to_t)))
-    if fk == "T":
-        return any(needs_conversion(a, bt.element(to_t)) for a in from_t[1])
+    if isinstance(from_t, bt.Tuple):
+        return any(needs_conversion(a, bt.element(to_t)) for a in from_t.items)
     return needs_conversion(bt.element(from_t), bt.element(to_t))
 
 

@@ -14,6 +14,7 @@ from redraft.compiler.transforms.common import (
     GETITEM,
     TransformError,
     is_transformable_callable,
+    positional_args,
     where,
 )
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state, identity
@@ -135,47 +136,24 @@ def user_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]
 
 def _positional_args(core: ir.Function, call: ir.Call, origin) -> list:
     """The call's arguments in the callee's parameter order, defaults filled in."""
+    return list(positional_args(call, origin, _callee_signature(core, call.fn.value),
+                                every=True))
+
+
+def _callee_signature(core: ir.Function, fn) -> inspect.Signature:
+    """The callee's parameters as its Core takes them (each by position or keyword), with
+    the defaults of its Core and of the function object."""
     params = core.params
-    if call.star_args is not None:
-        raise TransformError(f"{where(origin)}vmap: *args in a call to {call.fn.path} is not "
-                             "supported")
-    if len(call.args) > len(params):
-        raise TransformError(f"{where(origin)}vmap: too many arguments for {call.fn.path}")
-    bound: dict[str, ir.Atom] = dict(zip(params, call.args))
-    for k, v in call.kwargs:
-        if k not in params:
-            raise TransformError(f"{where(origin)}vmap: {call.fn.path} has no parameter `{k}`")
-        bound[k] = v
     defaults = dict(zip(params[len(params) - len(core.defaults):], core.defaults))
-    defaults.update(_signature_defaults(call.fn.value))
-    args = []
-    for p in params:
-        if p in bound:
-            args.append(bound[p])
-        elif p in defaults:
-            args.append(_default_atom(p, defaults[p]))
-        else:
-            raise TransformError(f"{where(origin)}vmap: missing argument `{p}` in a call to "
-                                 f"{call.fn.path}")
-    return args
-
-
-def _signature_defaults(fn) -> dict:
     try:
-        sig = inspect.signature(fn)
+        defaults.update({p.name: p.default for p in inspect.signature(fn).parameters.values()
+                         if p.default is not inspect.Parameter.empty})
     except (TypeError, ValueError):
-        return {}
-    return {p.name: p.default for p in sig.parameters.values()
-            if p.default is not inspect.Parameter.empty}
-
-
-def _default_atom(name: str, value) -> ir.Atom:
-    if isinstance(value, (int, float, bool, complex, str, type(None))):
-        return ir.Const(value)
-    if isinstance(value, tuple) and all(isinstance(v, (int, float, bool, str, type(None)))
-                                        for v in value):
-        return ir.Const(value)
-    return ir.Ref(value, f"default_{name}")
+        pass
+    kind, empty = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty
+    # a keyword-only parameter with a default may come before one without in Core's order
+    return inspect.Signature([inspect.Parameter(p, kind, default=defaults.get(p, empty))
+                              for p in params], __validate_parameters__=False)
 
 
 _RESULTS: dict = {}
@@ -255,9 +233,9 @@ def _example_of(ctx, a: ir.Atom, t: bt.BType, k: ir.Var, body: list, origin) -> 
         name = ctx.names.fresh(f"{a.name}_k" if isinstance(a, ir.Var) else "x_k")
         body.append(ir.Assign((name,), ir.Call(GETITEM, (a, k)), origin))
         return ir.Var(name)
-    if bt.kind(t) == "T":
+    if isinstance(t, bt.Tuple):
         items = []
-        for i, it in enumerate(t[1]):
+        for i, it in enumerate(t.items):
             item = ctx.names.fresh("item")
             body.append(ir.Assign((item,), ir.Call(GETITEM, (a, ir.Const(i))), origin))
             items.append(_example_of(ctx, ir.Var(item), it, k, body, origin)

@@ -87,7 +87,7 @@ class RankSources:
         if not (exact(e) if callable(exact) else exact):
             return False
         if e.fn.value in _SEQUENCE_OPERATORS:
-            return all(bt.kind(self.type_of(a)) not in ("T", "L") for a in e.args)
+            return all(not bt.is_sequence(self.type_of(a)) for a in e.args)
         return True
 
 

@@ -148,11 +148,10 @@ class WrapperBuilder:
 
     # ---- out -----------------------------------------------------------------------------------
     def placed(self, a: ir.Atom, t: bt.BType, spec, size: ir.Atom, path: str) -> ir.Atom:
-        k = bt.kind(t)
-        if isinstance(spec, (tuple, list)) or (k == "T" and spec is not None):
-            n = len(t[1]) if k == "T" else len(spec)
+        if isinstance(spec, (tuple, list)) or (isinstance(t, bt.Tuple) and spec is not None):
+            n = len(t.items) if isinstance(t, bt.Tuple) else len(spec)
             specs = spec if isinstance(spec, (tuple, list)) else (spec,) * n
-            if k not in ("T", "L") or len(specs) != n:
+            if not bt.is_sequence(t) or len(specs) != n:
                 raise TransformError(f"vmap out_axes specification {spec!r} does not match "
                                      f"the structure of {path} ({bt.describe(t)})")
             items = []
@@ -167,11 +166,12 @@ class WrapperBuilder:
                     "mapped input, so it differs from example to example and has no single "
                     "unmapped value; give out_axes an int to keep its batch axis")
             return a
-        if k == "P" or (k in ("L", "tape", "D") and bt.batchify(t) == t):
+        containers = (bt.Seq, bt.Tape, bt.Dict)
+        if isinstance(t, bt.Tree) or (isinstance(t, containers) and bt.batchify(t) == t):
             if spec == 0:
                 return a
             return self.emit(ir.Call(vm_ref("move_leaves"), (a, ir.Const(0), ir.Const(int(spec)))))
-        if k in ("L", "tape", "D"):
+        if isinstance(t, containers):
             a = self.emit(ir.Call(vm_ref("convert"), (a, ir.Const(t), ir.Const(bt.batchify(t)),
                                                       size)))
             return self.placed(a, bt.batchify(t), spec, size, path)

@@ -14,6 +14,7 @@ from typing import Callable
 
 from redraft.compiler.core.core_function import CoreFunction
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state
+from redraft.compiler.transforms.batch import batch_types as bt
 
 # kind -> transformer: 'jvp' (fn, mask), 'vjp' (fn, mask, mode, has_aux, single) and 'vmap'
 # (fn, in_types), each returning (fn's Core, the transformed Core).
@@ -124,7 +125,7 @@ def _batched_custom_jvp(fn, in_types: tuple):
     def build() -> Transformed:
         batched = custom.custom_jvp(vmap_of(fn.fun, in_types).fn)
         if fn.jvp_rule is not None:
-            rule = vmap_of(fn.jvp_rule, (("T", in_types), ("T", in_types)))
+            rule = vmap_of(fn.jvp_rule, (bt.tup(in_types), bt.tup(in_types)))
             batched.jvp_rule = CoreFunction(custom.batched_rule_core(fn, rule, len(in_types)))
         return Transformed(("batched custom_jvp", in_types), lambda: batched,
                            f"{fn.__name__}_batched")

@@ -146,6 +146,21 @@ def test_emitted_functions_have_no_dead_statement_and_no_positional_flag(mode):
     assert not problems, "\n".join(problems)
 
 
+def test_jacrev_source_decides_its_path_when_built():
+    import redraft.numpy as jnp
+
+    def f(x):
+        return jnp.tanh(x) * 2.0
+
+    def pair(x):
+        return x, x * 2.0
+
+    batched = redraft.emit(f, "jacrev")
+    assert "is_array" not in batched and "if " not in batched and "_bwd_batched" in batched
+    looped = redraft.emit(pair, "jacrev")
+    assert "is_array" not in looped and "for " in looped and "_bwd_batched" not in looped
+
+
 def test_batched_selu_aligns_only_where_ranks_may_differ():
     from catalogue import selu
     source = redraft.emit(selu, "vmap")

@@ -98,6 +98,29 @@ def test_batch_types_join_and_widen():
     assert bt.item(bt.dct(("a", "b"), (bt.U, bt.B)), "b") is bt.B
 
 
+def test_batch_types_print_as_the_vm_expressions_that_rebuild_them():
+    types = [bt.tup((bt.U, bt.B)), bt.seq(bt.tup((bt.B,))), bt.tape(bt.U), bt.TREE,
+             bt.dct(("s", "p"), (bt.U, bt.tup((bt.U, bt.B)))), bt.dct(("a",), (bt.B,))]
+    for t in types:
+        assert eval(repr(t), {"vm": vm}) == t
+    assert repr(types[0]) == "vm.Tuple(vm.U, vm.B)"
+
+
+def test_generated_vmap_source_passes_batch_types_readably():
+    import redraft
+
+    def pairs(x):
+        acc = (0.0, 0.0)
+        for i in range(3):
+            a, b = acc
+            acc = (a + x[i], b * x[i])
+        return acc
+
+    source = redraft.emit(pairs, "vmap")
+    assert "vm.Tuple(vm.U, vm.U), vm.Tuple(vm.B, vm.B)" in source
+    assert "('T'" not in source
+
+
 def test_einsum_gains_a_batch_letter():
     assert batched_subscripts("ij,j->i", [False, True]) == "ij,zj->zi"
     assert batched_subscripts("i,i", [True, True]) == "zi,zi->z"

@@ -2,7 +2,7 @@
 differentiated again (grad of grad, jacfwd of jacrev)."""
 import redraft.numpy as jnp
 from redraft import lax
-from redraft.compiler.transforms.runtime import ad
+from redraft.compiler.transforms.runtime import ad, vm
 from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
                                                      defvjp, defzeros)
 
@@ -86,6 +86,15 @@ defjvp(ad.stack_jacobian, lambda rows_dot, ans, rows, out, x, rows_first=True:
        ad.stack_jacobian(rows_dot, out, x, rows_first))
 defvjp(ad.stack_jacobian, lambda ct, ans, rows, out, x, rows_first=True:
        ad.unstack_jacobian(ct, rows, out, x, rows_first))
+defstatic(vm.rows_to_tree_jacobian, "out", "x")
+defjvp(vm.rows_to_tree_jacobian, lambda rows_dot, ans, rows, out, x:
+       vm.rows_to_tree_jacobian(rows_dot, out, x))
+defvjp(vm.rows_to_tree_jacobian, lambda ct, ans, rows, out, x:
+       vm.tree_jacobian_to_rows(ct, rows))
+defstatic(vm.tree_jacobian_to_rows, "rows")
+defjvp(vm.tree_jacobian_to_rows, lambda ct_dot, ans, ct, rows:
+       vm.tree_jacobian_to_rows(ct_dot, rows))
+defvjp(vm.tree_jacobian_to_rows, lambda g, ans, ct, rows: vm.tree_jacobian_to_rows(g, ct))
 defjvp(ad.push,
        lambda tape_dot, ans, tape, value: ad.push(tape_dot, ad.zeros_like(value)),
        lambda value_dot, ans, tape, value: ad.push(ad.zeros_like(tape), value_dot))

@@ -62,9 +62,9 @@ def _push(b):
     """push(tape, value): a tape of the join of the values pushed."""
     tape, value = b.call.args
     tt, tv = b.ctx.type_of(tape), b.ctx.type_of(value)
-    elem = bt.join(tt[1] if bt.kind(tt) == "tape" else bt.U, tv)
+    elem = bt.join(tt.item if isinstance(tt, bt.Tape) else bt.U, tv)
     target = bt.tape(elem)
-    tape = b.ctx.convert(tape, tt if bt.kind(tt) == "tape" else bt.tape(bt.U), target, b.out,
+    tape = b.ctx.convert(tape, tt if isinstance(tt, bt.Tape) else bt.tape(bt.U), target, b.out,
                          b.origin)
     value = b.ctx.convert(value, tv, elem, b.out, b.origin)
     return ir.Call(b.call.fn, (tape, value)), target
@@ -72,7 +72,7 @@ def _push(b):
 
 def _tape_items(b):
     t = b.ctx.type_of(b.call.args[0])
-    return b.call, bt.seq(t[1] if bt.kind(t) == "tape" else bt.element(t))
+    return b.call, bt.seq(t.item if isinstance(t, bt.Tape) else bt.element(t))
 
 
 def _tape_from_items(b):
@@ -84,11 +84,11 @@ def _index_add(b):
     tx, ti, tg = b.type("x"), b.type("idx"), b.type("g")
     if bt.is_batched(ti):
         return loop(b)
-    if bt.kind(tx) in ("T", "L"):
+    if bt.is_sequence(tx):
         return loop(b, "any")
     x, idx, g = b.arg("x"), b.arg("idx"), b.arg("g")
     from redraft.compiler.transforms.batch.rules.indexing import batched_index
-    if not bt.is_batched(tx) or bt.kind(tx) in ("D", "P"):
+    if not bt.is_batched(tx) or isinstance(tx, (bt.Dict, bt.Tree)):
         # x may be a container (of parameters, of running statistics): decided when it runs
         if bt.is_batched(tx):
             x = b.to_batched(x, tx)  # every leaf batched, as the result's type says
@@ -154,8 +154,8 @@ def _untranspose(b):
 def _split_like(b):
     axis = static_or_none(b, "axis", 0)
     t = b.type("arrays")
-    every_item_batched = (bt.kind(t) == "T" and all(bt.is_array(i) for i in t[1])) or (
-        bt.kind(t) == "L" and bt.is_array(t[1]))
+    every_item_batched = (isinstance(t, bt.Tuple) and all(bt.is_array(i) for i in t.items)) or (
+        isinstance(t, bt.Seq) and bt.is_array(t.item))
     if axis is ... or axis is None or not every_item_batched or not b.batched("g"):
         return loop(b, "list")
     return b.rebuild(axis=shift(axis)), bt.seq(bt.B)

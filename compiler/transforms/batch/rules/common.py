@@ -38,11 +38,11 @@ def array_atom(b: RuleCall, a: ir.Atom, t: bt.BType) -> ir.Atom:
     y))` per example) is stacked behind the batch axis."""
     if bt.is_array(t) or not bt.is_batched(t):
         return a
-    if bt.kind(t) == "T":
-        items = [b.emit(ir.Call(getitem_ref(), (a, ir.Const(i)))) for i in range(len(t[1]))]
+    if isinstance(t, bt.Tuple):
+        items = [b.emit(ir.Call(getitem_ref(), (a, ir.Const(i)))) for i in range(len(t.items))]
         items = [b.ctx.convert(x, it, bt.batchify(it), b.out, b.origin)
-                 for x, it in zip(items, t[1])]
-        items = [array_atom(b, x, bt.batchify(it)) for x, it in zip(items, t[1])]
+                 for x, it in zip(items, t.items)]
+        items = [array_atom(b, x, bt.batchify(it)) for x, it in zip(items, t.items)]
         packed = b.emit(ir.Tuple(tuple(items)))
         return b.emit(b.call_ref(jnp_ref("stack"), packed, axis=1))
     b.fail(f"`{b.path}` of a {bt.describe(t)} value: pass an array")

@@ -74,8 +74,8 @@ for _name in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "logistic", "rsqrt"
 def _sequence_add(b):
     """`a + b` on tuples and lists: concatenation, item types kept."""
     ta, tb = (b.ctx.type_of(a) for a in b.call.args)
-    if bt.kind(ta) == "T" and bt.kind(tb) == "T":
-        return b.call, bt.tup(ta[1] + tb[1])
+    if isinstance(ta, bt.Tuple) and isinstance(tb, bt.Tuple):
+        return b.call, bt.tup((*ta.items, *tb.items))
     return b.call, bt.seq(bt.join(bt.element(ta), bt.element(tb)))
 
 
@@ -88,7 +88,7 @@ def _sequence_mul(b):
 def _operator(array_rule, sequence_rule=None):
     def rule(b):
         types = [b.ctx.type_of(a) for a in b.call.args]
-        if sequence_rule is not None and any(bt.kind(t) in ("T", "L") for t in types):
+        if sequence_rule is not None and any(bt.is_sequence(t) for t in types):
             return sequence_rule(b)
         return array_rule(b)
     rule.rank_exact = getattr(array_rule, "rank_exact", False)  # tuples: see vmap_ranks.py

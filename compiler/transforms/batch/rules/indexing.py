@@ -36,11 +36,11 @@ def _getitem(b):
         key = b.static_atom(idx)
     except NotStatic:
         key = ...
-    if bt.kind(tx) in ("T", "L", "tape", "D") or (bt.kind(tx) == "P" and isinstance(key, str)):
+    if isinstance(tx, bt.CONTAINERS) or (isinstance(tx, bt.Tree) and isinstance(key, str)):
         if bt.is_batched(ti):
             return loop(b)
         return b.call, bt.item(tx, key) if key is not ... else bt.element(tx)
-    if bt.kind(tx) == "P" and not bt.is_batched(ti):  # a container or an array: at run time
+    if isinstance(tx, bt.Tree) and not bt.is_batched(ti):  # a container or an array: at run time
         return ir.Call(vm_ref("getitem"), (x, idx)), bt.TREE
     if not bt.is_batched(ti):
         return ir.Call(GETITEM, (x, batched_index(b, idx))), bt.B

@@ -27,7 +27,7 @@ def _query(helper: str, operand: str):
         t = b.type(operand)
         if not bt.is_array(t):
             return b.call, bt.U  # the length/shape of a tuple of batched values
-        if helper == "length" and bt.kind(t) == "P":  # a container or an array
+        if helper == "length" and isinstance(t, bt.Tree):  # a container or an array
             return ir.Call(vm_ref("length_any"), (b.arg(operand), ir.Const(1))), bt.U
         return ir.Call(vm_ref(helper), (b.arg(operand), ir.Const(1))), bt.U
     return rule
@@ -132,7 +132,7 @@ for _name in ("triu", "tril"):
 def _items_batched(b, name: str) -> ir.Atom:
     """The sequence argument with every item batched (unbatched ones broadcast)."""
     t = b.type(name)
-    if bt.kind(t) not in ("T", "L"):
+    if not bt.is_sequence(t):
         return None
     return b.to_batched(b.arg(name), t)
 

@@ -17,8 +17,8 @@ def _append(b):
     """append(items, item): a tuple type grows by one item; a list type joins."""
     items, item = b.call.args
     ti, tx = b.ctx.type_of(items), b.ctx.type_of(item)
-    if bt.kind(ti) == "T":
-        return b.call, bt.tup(ti[1] + (tx,))
+    if isinstance(ti, bt.Tuple):
+        return b.call, bt.tup((*ti.items, tx))
     elem = bt.join(bt.element(ti), tx)
     target = bt.seq(elem)
     items = b.ctx.convert(items, ti if ti is not bt.U else bt.seq(bt.U), target, b.out,
@@ -35,8 +35,8 @@ def _make_dict(b):
         static_keys = b.static_atom(keys)
     except NotStatic:
         static_keys = None
-    if static_keys is not None and bt.kind(tv) == "T" and len(tv[1]) == len(static_keys):
-        return b.call, bt.dct(static_keys, tv[1])
+    if static_keys is not None and isinstance(tv, bt.Tuple) and len(tv.items) == len(static_keys):
+        return b.call, bt.dct(static_keys, tv.items)
     values = b.to_batched(values, tv)
     return ir.Call(b.call.fn, (keys, values)), bt.TREE
 
@@ -50,8 +50,8 @@ def _set_item(b):
         k = b.static_atom(key)
     except NotStatic:
         return loop(b, "any")
-    if bt.kind(tc) == "D":
-        keys, types = list(tc[1]), list(tc[2])
+    if isinstance(tc, bt.Dict):
+        keys, types = list(tc.keys), list(tc.types)
         if k in keys:
             types[keys.index(k)] = tv
         else:
@@ -90,7 +90,7 @@ def _sequence(b):
     if bt.is_array(t):
         rows = b.emit(ir.Call(jnp_ref("moveaxis"), (x, ir.Const(1), ir.Const(0))))
         return ir.Call(b.call.fn, (rows,)), bt.seq(bt.B)
-    return b.call, t if bt.kind(t) in ("T", "L") else bt.seq(bt.element(t))
+    return b.call, t if bt.is_sequence(t) else bt.seq(bt.element(t))
 
 
 def _rows(b, a: ir.Atom) -> tuple[ir.Atom, bt.BType]:

@@ -15,9 +15,10 @@ from redraft.compiler.transforms.batch.batching import NotStatic, defbatch, defn
 def _items(b, name: str) -> list:
     t = b.type(name)
     a = b.arg(name)
-    if bt.kind(t) != "T":
+    if not isinstance(t, bt.Tuple):
         b.fail(f"`jvp` needs `{name}` as a tuple written in the call, such as (x,)")
-    return [b.emit(ir.Call(getitem_ref(), (a, ir.Const(i))), typ=it) for i, it in enumerate(t[1])]
+    return [b.emit(ir.Call(getitem_ref(), (a, ir.Const(i))), typ=it)
+            for i, it in enumerate(t.items)]
 
 
 def _jvp(b):

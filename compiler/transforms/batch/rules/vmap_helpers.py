@@ -62,10 +62,10 @@ def _axis_size(b):
     """The mapped axis of an inner vmap, read from arguments batched by an outer one."""
     leaves_t = b.type("values")
     axes = b.static("axes") if b.is_static("axes") else None
-    if axes is None or bt.kind(leaves_t) != "T" or b.batched("given"):
+    if axes is None or not isinstance(leaves_t, bt.Tuple) or b.batched("given"):
         return loop(b)
     shifted = tuple(a + 1 if bt.is_batched(t) and a >= 0 else a
-                    for a, t in zip(axes, leaves_t[1]))
+                    for a, t in zip(axes, leaves_t.items))
     return b.rebuild(axes=shifted), bt.U
 
 
@@ -111,6 +111,8 @@ defbatch(vm.index_add_unbatched_bar, loop_returning("any"))
 defbatch(vm.any_example, _any_example)
 defbatch(vm.select_tree, loop_returning("any"))
 defbatch(vm.take_example, loop_returning("any"))
+defbatch(vm.rows_to_tree_jacobian, loop_returning("any"))
+defbatch(vm.tree_jacobian_to_rows, loop_returning("any"))
 
 for _fn in (vm.tree_index, vm.tree_stack, vm.tree_index_bar, vm.tree_unstack,
             vm.take_example_bar):

@@ -10,6 +10,7 @@ import numpy as np
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.transforms.runtime.vm.shapes import align, flat_examples
 from redraft.runtime.array import Array
+from redraft.runtime.pytree import tree_flatten, tree_unflatten
 
 import redraft.numpy as jnp
 from redraft import lax
@@ -191,5 +192,24 @@ def columns_to_jacobian(cols, out, x):
 
 def rows_to_jacobian(rows, out, x):
     """Batched backward-pass results (one per output element) as the Jacobian
-    out.shape + x.shape."""
+    out.shape + x.shape; for a pytree x, a tree shaped like x of such blocks (as JAX's)."""
+    if not isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, complex)):
+        return rows_to_tree_jacobian(rows, out, x)  # a pytree: a tuple, dict, registered class
     return jnp.reshape(rows, tuple(jnp.shape(out)) + tuple(jnp.shape(x)))
+
+
+def rows_to_tree_jacobian(rows, out, x):
+    """rows_to_jacobian for a pytree x: each leaf's rows as a block out.shape + leaf.shape
+    (linear in rows: its AD rules are in ad/rules/helpers.py, its batching a loop)."""
+    out_shape = tuple(jnp.shape(out))
+    leaves, treedef = tree_flatten(x)
+    blocks = [jnp.reshape(r, out_shape + tuple(jnp.shape(leaf)))
+              for r, leaf in zip(tree_flatten(rows)[0], leaves)]
+    return tree_unflatten(treedef, blocks)
+
+
+def tree_jacobian_to_rows(ct, rows):
+    """The cotangent of rows_to_tree_jacobian: each block reshaped back like its rows."""
+    leaves, treedef = tree_flatten(rows)
+    return tree_unflatten(treedef, [jnp.reshape(c, jnp.shape(r))
+                                    for c, r in zip(tree_flatten(ct)[0], leaves)])

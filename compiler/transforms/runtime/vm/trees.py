@@ -25,24 +25,24 @@ def unconvert(g, from_t, to_t, n: int, outer: tuple = ()):
 def _convert(x, from_t, to_t, n, outer, reverse):
     if from_t == to_t or x is None:
         return x
-    if bt.kind(to_t) in ("B", "P") and bt.kind(from_t) == "U":
+    if bt.is_array(to_t) and from_t is bt.U:
         return _broadcast_leaves(x, n, outer, reverse)
-    if bt.kind(to_t) == "P" and not isinstance(x, dict):
-        if isinstance(x, (tuple, list)) and bt.kind(from_t) in ("T", "L"):
+    if isinstance(to_t, bt.Tree) and not isinstance(x, dict):
+        if isinstance(x, (tuple, list)) and bt.is_sequence(from_t):
             items = [_convert(v, _item(from_t, i), bt.TREE, n, _items(outer, i), reverse)
                      for i, v in enumerate(x)]
             return _rebuild(x, items)
         return x
-    if isinstance(x, (tuple, list)) and bt.kind(to_t) in ("T", "L"):
+    if isinstance(x, (tuple, list)) and bt.is_sequence(to_t):
         items = [_convert(v, _item(from_t, i), _item(to_t, i), n, _items(outer, i), reverse)
                  for i, v in enumerate(x)]
         return _rebuild(x, items)
-    if isinstance(x, dict) and bt.kind(to_t) in ("D", "P"):
-        return {key: _convert(v, _item(from_t, key), _item(to_t, key) if bt.kind(to_t) == "D"
+    if isinstance(x, dict) and isinstance(to_t, (bt.Dict, bt.Tree)):
+        return {key: _convert(v, _item(from_t, key), _item(to_t, key) if isinstance(to_t, bt.Dict)
                               else bt.TREE, n, _items(outer, key), reverse)
                 for key, v in x.items()}
-    if bt.kind(to_t) == "tape" and isinstance(x, tuple) and len(x) == 2:
-        head = _convert(x[0], _item(from_t, 0), to_t[1], n, _items(outer, 0), reverse)
+    if isinstance(to_t, bt.Tape) and isinstance(x, tuple) and len(x) == 2:
+        head = _convert(x[0], _item(from_t, 0), to_t.item, n, _items(outer, 0), reverse)
         rest = _convert(x[1], from_t, to_t, n, outer, reverse)
         return (head, rest)
     raise TypeError(f"vmap: cannot convert a {type(x).__name__} of batch type "
@@ -58,8 +58,8 @@ def take_example(x, t, k: int):
     if isinstance(x, dict):
         return {key: take_example(v, _item(t, key), k) for key, v in x.items()}
     if isinstance(x, (tuple, list)):
-        if bt.kind(t) == "tape":
-            return (take_example(x[0], t[1], k), take_example(x[1], t, k))
+        if isinstance(t, bt.Tape):
+            return (take_example(x[0], t.item, k), take_example(x[1], t, k))
         return _rebuild(x, [take_example(v, _item(t, i), k) for i, v in enumerate(x)])
     raise TypeError(f"vmap: cannot take one example of a {type(x).__name__} of batch type "
                     f"{bt.describe(t)}")
@@ -112,8 +112,8 @@ def take_example_bar(x, t, k: int, g):
         return tree_map(lambda z, gi: z.at[k].add(gi), zeros_like(x), g)
     if isinstance(x, dict):
         return {key: take_example_bar(v, _item(t, key), k, g[key]) for key, v in x.items()}
-    if bt.kind(t) == "tape":
-        return (take_example_bar(x[0], t[1], k, g[0]), take_example_bar(x[1], t, k, g[1]))
+    if isinstance(t, bt.Tape):
+        return (take_example_bar(x[0], t.item, k, g[0]), take_example_bar(x[1], t, k, g[1]))
     return _rebuild(x, [take_example_bar(v, _item(t, j), k, g[j]) for j, v in enumerate(x)])
 
 
@@ -143,8 +143,8 @@ def _stack_steps(items: list, t):
 
 
 def _item(t, i):
-    if bt.kind(t) == "tape":
-        return t[1] if i == 0 else t
+    if isinstance(t, bt.Tape):
+        return t.item if i == 0 else t
     return bt.item(t, i)
 
 
@@ -162,7 +162,7 @@ def _rebuild(x, items: list):
 
 def _broadcast_leaves(x, n, outer, reverse):
     k = sum(1 for t in outer if bt.is_array(t))
-    if any(bt.kind(t) not in ("U", "B", "P") for t in outer):
+    if any(not (t is bt.U or bt.is_array(t)) for t in outer):
         raise TypeError("vmap: cannot broadcast a nested structure batched by an outer vmap")
     if reverse:
         return tree_map(lambda g: unbroadcast(g, k), x)
