@@ -90,15 +90,16 @@ def _parse_item(item, shape, axis):
 
 
 def getitem(x: Array, idx) -> Array:
-    """x[idx] with NumPy's semantics (dynamic integer indices are clamped, as in JAX)."""
+    """x[idx] with NumPy's semantics, except that out-of-range integer indices, static or
+    dynamic, are clamped into range, as JAX's reads are (x[10] of 3 elements is x[2])."""
     if type(idx) is int:  # the hot path: x[3]
         try:
             # `(idx, ...)` makes NumPy return a (0-d) array, never a NumPy scalar.
             if type(x._buf) is np.ndarray:
                 return wrap_host(x._buf[idx, ...], x._weak)
         except IndexError:
-            pass  # out of range, or a 0-d array: parse_index raises the error users see
-    spec, dynamic = parse_index(x.shape, idx)
+            pass  # out of range, or a 0-d array: clamped, or parse_index's error
+    spec, dynamic = parse_index(x.shape, clamp_static_ints(x.shape, idx))
     if any(e[0] == "bool" for e in spec):
         return _boolean_getitem(x, spec, dynamic)
     return bind(getitem_p, x, *dynamic, spec=spec)
@@ -243,7 +244,7 @@ def _remap(shape: tuple[int, ...], idx, out_of_bounds: str, wrap: bool = True):
 def static_out_of_bounds(shape: tuple[int, ...], idx) -> bool:
     """Whether a Python-int item of idx is out of range even after wrapping negatives."""
     for item, axis in _items_with_axes(shape, idx):
-        value = _static_int(item) if axis is not None else None
+        value = _static_int(item) if axis is not None and axis < len(shape) else None
         if value is not None and not -shape[axis] <= value < shape[axis]:
             return True
     return False
@@ -336,9 +337,25 @@ def transpose_update_mode(mode):
     return "drop" if mode in ("fill", "drop") else "clip"
 
 
+def clamp_static_ints(shape: tuple[int, ...], idx):
+    """idx with each out-of-range Python int wrapped once and clamped into its axis (an axis
+    of size 0 keeps it, for parse_index's IndexError)."""
+    if not static_out_of_bounds(shape, idx):
+        return idx
+    items = []
+    for item, axis in _items_with_axes(shape, idx):
+        value = _static_int(item) if axis is not None and axis < len(shape) else None
+        if value is not None and shape[axis] > 0:
+            value = value + shape[axis] if value < 0 else value
+            item = min(max(value, 0), shape[axis] - 1)
+        items.append(item)
+    return tuple(items) if isinstance(idx, tuple) else items[0]
+
+
 def clamped_index(shape: tuple[int, ...], idx):
     """idx with its integer arrays wrapped once and clamped into range: the places a read
     `x[idx]` takes its values from (reads clamp), for the transpose of that read."""
+    idx = clamp_static_ints(shape, idx)
     if not any(_integer_array(item) is not None for item, axis in _items_with_axes(shape, idx)
                if axis is not None):
         return idx   # ints, slices, masks: nothing to clamp
