@@ -324,6 +324,12 @@ def _check_cotangent(value, ct) -> None:
         if np.shape(v) != np.shape(c):
             raise ValueError(f"the cotangent's shape {np.shape(c)} differs from the output's "
                              f"{np.shape(v)}")
+        v_dtype, c_dtype = np.result_type(v), np.result_type(c)
+        weak = getattr(c, "_weak", False)  # a Python scalar takes the output's type
+        if v_dtype.kind in "fc" and c_dtype != v_dtype and not weak:
+            raise ValueError(f"the cotangent's dtype {c_dtype} is not the output's tangent "
+                             f"dtype {v_dtype} (vjp pullbacks take a cotangent of the "
+                             f"output's dtype, as JAX's do: cast it with .astype)")
 
 
 # ---- forward mode -------------------------------------------------------------------------------

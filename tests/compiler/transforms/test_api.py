@@ -425,3 +425,19 @@ def test_emit_returns_readable_source():
 
 def test_break_in_a_loop_is_differentiated():
     np.testing.assert_allclose(np.asarray(redraft.grad(breaks)(X)), 2 * np.ones(np.shape(X)))
+
+
+def test_vjp_pullback_checks_the_cotangent_against_the_output():
+    """A cotangent of another structure, shape or float dtype is a ValueError/TypeError that
+    says so (as JAX's), never a failure deep in generated code; a Python scalar is taken in
+    the output's dtype."""
+    x = jnp.arange(3.0)
+    _, pull = redraft.vjp(lambda v: jnp.sin(v), x)
+    with pytest.raises(ValueError, match="shape"):
+        pull(jnp.ones(4))
+    with pytest.raises(ValueError, match="dtype float16 is not the output's tangent dtype"):
+        pull(jnp.ones(3, jnp.float16))
+    with pytest.raises(TypeError, match="structure"):
+        pull((jnp.ones(3),))
+    _, pull_scalar = redraft.vjp(lambda v: jnp.sum(jnp.sin(v)), x)
+    np.testing.assert_allclose(pull_scalar(2.0)[0], 2.0 * np.cos(np.arange(3.0)), rtol=1e-6)
