@@ -126,3 +126,23 @@ def test_cli_prints_the_batched_source(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "def f_batched(x, w, axis_size):" in run.stdout
     assert "axis=1" in run.stdout
+
+
+
+
+def _gamma_of_global_k(a):
+    return redraft.random.gamma(k, a)  # noqa: F821 - the module global set below
+
+
+def test_a_loop_batched_call_does_not_shadow_a_global_named_like_its_index():
+    """vmap batches random.gamma by a loop over examples whose index was named `k`: it read
+    the index in place of the user's global key `k`."""
+    import redraft.random
+    globals()["k"] = redraft.random.key(0)
+    try:
+        a = jnp.array([1.0, 2.0, 3.0])
+        batched = redraft.vmap(_gamma_of_global_k)(a)
+        one_by_one = [redraft.random.gamma(redraft.random.key(0), v) for v in (1.0, 2.0, 3.0)]
+        np.testing.assert_array_equal(batched, np.stack(one_by_one))
+    finally:
+        del globals()["k"]
