@@ -18,7 +18,7 @@ from redraft.compiler.staging.interpreter import StagingError
 from redraft.jit import fast_key
 from redraft.compiler.frontend import specialise
 from redraft.compiler.transforms.calls import callees
-from redraft.compiler.transforms.ad import rules
+from redraft.compiler.transforms.ad import rules  # noqa: F401 (importing registers every rule)
 from redraft.compiler.transforms.ad import jvp as _jvp, vjp as _vjp  # noqa: F401 (callees' slots)
 from redraft.compiler.transforms.calls.callable_core import core_of
 from redraft.compiler.transforms.calls.custom import custom_jvp, custom_vjp  # noqa: F401

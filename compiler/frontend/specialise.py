@@ -289,8 +289,8 @@ def inspect_params(fn) -> tuple[str, ...]:
 
 def fold_static_calls(fn: ir.Function) -> ir.Function:
     """`fn` with calls of constructed function values resolved
-    (compiler/frontend/static_calls.py), and calls that pass a known function to a user's function made calls of that function
-    specialised on it (bind_function_arguments)."""
+    (compiler/frontend/static_calls.py), and calls that pass a known function to a user's
+    function made calls of that function specialised on it (bind_function_arguments)."""
     return bind_function_arguments(fold_constructors(fn))
 
 

@@ -27,7 +27,7 @@ def test_empty_and_freed_refs():
 
 
 def _makes_ref(x):
-    r = redraft.new_ref(x)
+    r = redraft.new_ref(x)  # noqa: F841 - made, never used
     return x
 
 

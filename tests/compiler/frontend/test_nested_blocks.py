@@ -201,12 +201,12 @@ def test_a_merge_never_reads_a_name_set_on_one_path():
 
 def rebinds_a_parameter_in_one_branch(x, w):
     if jnp.tanh(x)[0] > 0.1:
-        c = (x + x)[0]
+        c = (x + x)[0]  # noqa: F841 - dead names are part of the program
     if x[-1] > 0.1:
-        g, x = (w + w), (x + jnp.sum(x) * 0.5)
-        q = x
+        g, x = (w + w), (x + jnp.sum(x) * 0.5)  # noqa: F841
+        q = x  # noqa: F841
     else:
-        r = ((x - x)[:, None] * x)
+        r = ((x - x)[:, None] * x)  # noqa: F841
     return jnp.sum(x ** 2)
 
 

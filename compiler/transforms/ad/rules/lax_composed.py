@@ -271,7 +271,7 @@ from redraft.numpy import polynomial_roots  # noqa: E402
 
 defnondiff(polynomial_roots.leading_zero_count, "counts zero coefficients: an int")
 
-# ---- scatter_sub (redraft/lax/scatter_updates.py): scatter_add's rules, negated in the updates ------
+# ---- scatter_sub (redraft/lax/scatter_updates.py): scatter_add's rules, negated in the updates
 
 
 def scatter_sub_updates_bar(g, operand, scatter_indices, updates, dimension_numbers,
