@@ -373,3 +373,100 @@ def f(x, w):
             b = x
     return jnp.sum(x)
 ''')
+
+
+# ---- a name one path of a branch in a loop sets ------------------------------------------------
+# (fixed) the placeholder None that Core gives such a name on the other path overwrote the
+# value an earlier iteration gave it, so a later merge (a loop guarded by `break`) read None
+
+ONE_PATH_IN_LOOP = '''\
+def f(x, w):
+    u = 0
+    while u < 2:
+        if u == 0:
+            b = x * 0.5
+        u += 1
+    for i in range(3):
+        if i == 2:
+            break
+        c = b * 2.0
+        b = c
+    return jnp.sum(b * b)
+'''
+
+
+@pytest.mark.parametrize("prop", ["grad_fd", "jit", "vmap", "jvp_fd"])
+def test_one_path_name_in_loop_keeps_earlier_iteration(prop):
+    holds(prop, ONE_PATH_IN_LOOP)
+
+
+def test_one_path_name_in_loop_shrunk_from_fuzz():
+    holds("vjp_jvp", '''\
+def g1(a, m):
+    return jnp.cos(jnp.reshape(m, (9,))[3:6])
+
+
+def f(x, w):
+    u = 0
+    while u < 2:
+        if u == 1:
+            break
+        h, b = (w * w, x * 0.5)
+        q = jnp.sum(h, axis=-1)
+        u += 1
+    while u < 3:
+        if u == 1:
+            break
+        b = jnp.tanh(w @ q) * x.at[u].add(jnp.sum(q))
+        x = g1(b * q, w + b)
+        u += 1
+    return jnp.sum(q) + jnp.sum(jnp.tanh(w))
+''', seed=492)
+
+
+# ---- jit: a staged loop and the names it gives a first value -----------------------------------
+# (fixed) a `for` loop staged as an IR loop carried only names bound before it, so one the
+# body first binds was undefined after the loop (NameError under jit)
+
+def test_jit_name_first_bound_in_staged_loop():
+    holds("jit", '''\
+def f(x, w):
+    for k in range(3):
+        x = x
+        pair = (x[:, None] * x, jnp.tanh(jnp.sum(x)))
+    a, p = pair
+    return jnp.mean(w) + jnp.sum(x ** 2) + jnp.mean(a) + p
+''')
+
+
+def test_jit_name_first_bound_in_staged_loop_read_by_next_loop():
+    holds("jit", '''\
+def f(x, w):
+    for i in range(2):
+        x = jnp.tanh((w + w) @ (x * x))
+        d = jnp.sin(jnp.tanh(w @ x))
+    for k in range(STEPS):
+        if jnp.sum(x) > 0.5:
+            continue
+        d = x * d
+        w = jnp.tanh(w.T @ (x[:, None] * d))
+    return jnp.sum(jnp.tanh(w)) + jnp.sum(x)
+''', seed=1296)
+
+
+# (fixed) an `if` on a run-time value merged every name its branches set, so a temporary
+# only the branch reads, with another shape on each path, was refused
+
+def test_jit_branch_temporary_with_two_shapes():
+    holds("jit", '''\
+def f(x, w):
+    h = w.T + jnp.tanh(w)
+    if jnp.mean(w ** 2) > -0.2:
+        pair = (jnp.where(x > 0.0, x, x * 0.5), jnp.reshape(h, (9,))[6:9])
+        x, g = pair
+    else:
+        for k in range(3):
+            pair = (jnp.sum(x) * 0.5, x[2])
+            x += x * 0.5
+    return jnp.sum(jnp.tanh(w)) + jnp.mean(h) + jnp.sum(jnp.sin(x))
+''', seed=1003)
