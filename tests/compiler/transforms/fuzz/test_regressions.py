@@ -608,3 +608,26 @@ def f(x, w):
             a, p = pair
     return jnp.mean(w)
 ''', seed=955)
+
+
+# ---- open: jit refuses a dead name a loop carries with two shapes -----------------------------
+# Core carries `pair` through the loop (it is bound before it and written in it) although
+# nothing reads it after the loop or before writing it in an iteration; the `if` on a value
+# must then merge its two shapes, and staging refuses. (JAX cannot jit this `if` at all.)
+
+@xfail("Core carries a name through a loop that nothing reads after it or before writing it "
+       "in an iteration, so an if on a value must merge two shapes of it")
+def test_jit_dead_loop_carried_name_with_two_shapes():
+    holds("jit", '''\
+def f(x, w):
+    pair = (w, x)
+    u = 0
+    while u < 1:
+        if jnp.sum(x) > 0.0:
+            w = w * 0.5
+        else:
+            pair = (jnp.sum(x), x)
+            d, r = pair
+        u += 1
+    return jnp.mean(w)
+''')
