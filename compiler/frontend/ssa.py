@@ -21,6 +21,9 @@ class Renamer:
         # name be set on one path only, as long as only that path reads it
         self.one_path: dict[str, list[tuple[ir.If, str]]] = {}
         self.maybe_unbound: set[str] = set()  # versions a loop that ran no iteration left unset
+        self.loop_depth = 0  # how many loops enclose the statement being renamed
+        # placeholders `v = None` for the function's start (see define_on_every_path)
+        self.prelude: list[ir.Stmt] = []
 
     def fresh(self, base: str) -> str:
         return self.names.local(base)
@@ -87,15 +90,21 @@ class Renamer:
         out = ir.If(cond, _coalesce_carried(body, merged_names),
                     _coalesce_carried(orelse, merged_names), s.origin)
         for version, missing in one_path:
-            self.one_path.setdefault(version, []).append((out, missing))
+            self.one_path.setdefault(version, []).append((out, missing, self.loop_depth))
         return out
 
     def define_on_every_path(self, version: str) -> None:
         """A merge is about to copy `version`: where an `if` left it unassigned, it gets
         None, so the copy never reads an unbound name (the user's code reads the merged
-        name only where it assigned it; staging and vmap treat None as a placeholder)."""
-        for stmt, branch in self.one_path.pop(version, []):
-            getattr(stmt, branch).append(ir.Assign((version,), ir.Const(None), stmt.origin))
+        name only where it assigned it; staging and vmap treat None as a placeholder).
+        Inside a loop the None goes before everything instead: on the path that does not
+        assign it, `version` keeps what an earlier iteration gave it, as in Python."""
+        for stmt, branch, depth in self.one_path.pop(version, []):
+            placeholder = ir.Assign((version,), ir.Const(None), stmt.origin)
+            if depth == 0:
+                getattr(stmt, branch).append(placeholder)
+            elif not any(version in p.targets for p in self.prelude):
+                self.prelude.append(placeholder)
 
     def loop(self, blocks: list[list[ir.Stmt]], env: dict, origin, bound: str | None = None,
              cond: ir.Atom | None = None):
@@ -109,10 +118,12 @@ class Renamer:
         if bound is not None:
             inner[bound] = self.fresh(bound)
         target = inner.get(bound) if bound is not None else None
+        self.loop_depth += 1
         out = [self.block(blocks[0], inner)]
         if cond is not None:
             cond = self.atom(cond, inner)
         out += [self.block(b, inner) for b in blocks[1:]]
+        self.loop_depth -= 1
         for name in sorted(carried):
             if inner[name] != env[name]:
                 out[-1].append(ir.Assign((env[name],), ir.Var(inner[name]), origin))
@@ -206,7 +217,8 @@ def to_ssa(fn: ir.Function, coalesce: bool = True) -> ir.Function:
     body's recomputation must not overwrite the carried values it reads)."""
     r = Renamer(fn.params, coalesce)
     env = {p: p for p in fn.params}
-    body = _drop_dead_copies(r.block(fn.body, env))
+    body = r.block(fn.body, env)
+    body = _drop_dead_copies(r.prelude + body)
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                        fn.doc, fn.meta)
 

@@ -36,6 +36,10 @@ class Interpreter:
     def __init__(self, builder: Builder):
         self.builder = builder
         self.depth = 0
+        # per function being interpreted: what runs after the current statement, as
+        # (block, index of the next statement) and the loops around it (see live_after)
+        self.frames: list[list] = [[]]
+        self.loop_reads: dict[int, set[str]] = {}
 
     # ---- functions ------------------------------------------------------------------------
     def call_function(self, core: ir.Function, args: list) -> Any:
@@ -55,22 +59,60 @@ class Interpreter:
             raise StagingError(f"{core.filename}:{core.firstline}: recursion deeper than "
                                f"{MAX_DEPTH} while compiling {core.name}: recursion must end "
                                "on values known when compiling (not on run-time values)")
+        self.frames.append([])
         try:
             return self.block(core.body, env)
         finally:
+            self.frames.pop()
             self.depth -= 1
 
     def block(self, body: list[ir.Stmt], env: dict) -> Any:
         result = None
-        for s in body:
+        frame = self.frames[-1]
+        for i, s in enumerate(body):
             self.builder.origin = s.origin
+            frame.append((body, i + 1))
             try:
                 result = self.stmt(s, env)
             except values.Unstageable as e:
                 raise _at(s, StagingError(str(e))) from None
             except (TypeError, ValueError, IndexError, NameError, KeyError) as e:
                 raise _at(s, e) from e
+            finally:
+                frame.pop()
         return result
+
+    def live_after(self) -> set[str]:
+        """The names the current function may still read after the statement being
+        interpreted: later statements of each enclosing block, and what each enclosing
+        loop's next iteration reads before writing it."""
+        live: set[str] = set()
+        for body, start in self.frames[-1]:
+            if isinstance(body, (ir.For, ir.While)):
+                live |= self.next_iteration_reads(body)
+            else:
+                live |= ir.block_reads(body[start:])
+        return live
+
+    def next_iteration_reads(self, loop: ir.For | ir.While) -> set[str]:
+        """What an iteration of `loop` may read before writing it (carried from the last)."""
+        key = id(loop)
+        if key not in self.loop_reads:
+            if isinstance(loop, ir.For):
+                reads = ir.upward_exposed(loop.body, {loop.target})
+            else:
+                reads = ir.upward_exposed(loop.cond_body + loop.body)
+            self.loop_reads[key] = reads
+        return self.loop_reads[key]
+
+    def in_loop(self, loop: ir.For | ir.While, run, env: dict) -> None:
+        """`run(loop, env)` with `loop` among the statements live_after looks through."""
+        frame = self.frames[-1]
+        frame.append((loop, 0))
+        try:
+            run(loop, env)
+        finally:
+            frame.pop()
 
     def stmt(self, s: ir.Stmt, env: dict) -> Any:
         if isinstance(s, ir.Assign):
@@ -82,9 +124,9 @@ class Interpreter:
         elif isinstance(s, ir.If):
             self.if_(s, env)
         elif isinstance(s, ir.For):
-            self.for_(s, env)
+            self.in_loop(s, self.for_, env)
         elif isinstance(s, ir.While):
-            self.while_(s, env)
+            self.in_loop(s, self.while_, env)
         return None
 
     @staticmethod
@@ -179,8 +221,11 @@ class Interpreter:
         then_block = self.region(s.body, then_env)
         else_block = self.region(s.orelse, else_env)
         # a name set on one path only gets a placeholder on the other (generated code
-        # reads it under the same condition; user code reading it would be a NameError)
-        outs = [n for n in names if n in then_env or n in else_env]
+        # reads it under the same condition; user code reading it would be a NameError);
+        # a name nothing reads after the branch is not merged (each path may give it
+        # another shape: a temporary of the branch)
+        live = self.live_after()
+        outs = [n for n in names if (n in then_env or n in else_env) and n in live]
         for n in outs:
             then_env.setdefault(n, None)
             else_env.setdefault(n, None)
@@ -235,7 +280,7 @@ class Interpreter:
         return any(isinstance(env[n], Array) for n in carried)
 
     def staged_for(self, s: ir.For, env: dict, iterable) -> None:
-        carried = sorted(n for n in ir.block_writes(s.body) if n in env and n != s.target)
+        carried = sorted(ir.block_writes(s.body) - {s.target})
         n_steps = len(iterable)
         if isinstance(iterable, range):
             start, step = iterable.start, iterable.step
@@ -249,8 +294,7 @@ class Interpreter:
                 loop_env[s.target] = index * step + start if (step, start) != (1, 0) else index
             self.block(s.body, loop_env)
 
-        results = self.staged_loop(for_p, carried, env, body, n_steps)
-        env.update(zip(carried, results))
+        env.update(self.staged_loop(for_p, carried, env, body, n_steps))
         if isinstance(iterable, range) and n_steps:
             env[s.target] = iterable[-1]
 
@@ -267,8 +311,7 @@ class Interpreter:
             if not values.truth(cond):
                 return
             self.block(s.body, env)
-        carried = sorted(n for n in ir.block_writes(s.body) | ir.block_writes(s.cond_body)
-                         if n in env)
+        carried = sorted(ir.block_writes(s.body) | ir.block_writes(s.cond_body))
 
         def cond_fn(loop_env: dict):
             self.block(s.cond_body, loop_env)
@@ -282,21 +325,33 @@ class Interpreter:
             self.block(s.body, loop_env)
 
         try:
-            results = self.staged_loop(while_p, carried, env, body, None, cond_fn)
+            env.update(self.staged_loop(while_p, carried, env, body, None, cond_fn))
         except values.Unstageable as e:
             raise StagingError(f"a while loop on a run-time condition must carry arrays of "
                                f"fixed shapes: {e}") from None
-        env.update(zip(carried, results))
 
-    def staged_loop(self, prim, carried: list[str], env: dict, body, n_steps, cond_fn=None):
-        """Stage a `for` (n_steps) or `while` (cond_fn) loop carrying the names `carried`
-        (arrays, numbers, or pytrees of them, flattened to leaves); types are widened until
-        the body gives back what it was given (a fixpoint). Returns each name's value."""
+    def staged_loop(self, prim, written: list[str], env: dict, body, n_steps,
+                    cond_fn=None) -> dict:
+        """Stage a `for` (n_steps) or `while` (cond_fn) loop carrying the names of `written`
+        that hold a value before it (arrays, numbers, or pytrees of them, flattened to
+        leaves); types are widened until the body gives back what it was given (a
+        fixpoint). A name the loop gives its first value (or replaces a None placeholder
+        of) is carried too where a later iteration or the code after the loop reads it.
+        Returns {name: value after the loop}."""
+        carried = [n for n in written if env.get(n) is not None]
+        late = [n for n in written if env.get(n) is None]
+        if late:
+            live = self.live_after()
+            env = dict(env)
+            for name, first in self.first_values([n for n in late if n in live], env,
+                                                 carried, prim, body, cond_fn).items():
+                carried.append(name)
+                env[name] = first
         layout = [_carry_layout(n, env[n]) for n in carried]
         inits = [leaf for _, _, leaves in layout for leaf in leaves]
         avals = [aval_of(v) for v in inits]
         for _ in range(4):
-            regions, outs = self.loop_regions(prim, layout, env, avals, body, cond_fn)
+            regions, outs, _ = self.loop_regions(prim, layout, env, avals, body, cond_fn)
             joined = [values.join_avals(n, ShapedArray(a.shape, a.dtype, a.weak_type), o)
                       for n, a, o in zip(_leaf_names(layout), avals, outs)]
             if joined == avals:
@@ -310,7 +365,33 @@ class Interpreter:
             from redraft.compiler.ir.ssa import literal
             ins = [literal(0, np.int32), literal(n_steps, np.int32)] + ins
         results = self.builder.emit(prim, ins, avals, {}, regions)
-        return _rebuild(layout, results)
+        return dict(zip(carried, _rebuild(layout, results)))
+
+    def first_values(self, names: list[str], env: dict, carried: list[str], prim, body,
+                     cond_fn) -> dict:
+        """For each of `names` (no value before the loop, a value after its body): a
+        value of the body's type to enter the loop with, zeros (no path reads it before
+        the body assigns it: Python would raise). Learnt by staging the body once."""
+        if not names:
+            return {}
+        layout = [_carry_layout(n, env[n]) for n in carried]
+        avals = [aval_of(v) for _, _, leaves in layout for v in leaves]
+        probe = dict(env)
+        for name in names:  # a merge the body makes may copy it before assigning it
+            probe.setdefault(name, None)
+        _, _, after = self.loop_regions(prim, layout, probe, avals, body, cond_fn)
+        first = {}
+        for name in names:
+            if after.get(name) is None:
+                continue
+            leaves, treedef = tree_flatten(after[name])
+            try:
+                zeros = [values.coerce(None, aval_of(values.to_array(v, name)))
+                         for v in leaves]
+            except values.Unstageable:
+                continue  # not arrays or numbers: it stays unset after the loop
+            first[name] = tree_unflatten(treedef, zeros)
+        return first
 
     def loop_regions(self, prim, layout, env, avals, body, cond_fn):
         regions = []
@@ -346,7 +427,7 @@ class Interpreter:
         finally:
             self.builder.close_block()
         regions.append(block)
-        return regions, outs
+        return regions, outs, loop_env
 
 
 def _carry_layout(name: str, value) -> tuple[str, object, list]:

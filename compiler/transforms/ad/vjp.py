@@ -279,7 +279,7 @@ class ReverseMode:
             recompute = list(s.cond_body) + recompute
         outer_filled, self.filled = self.filled, set()
         self.loop_depth += 1
-        masks, self.masks = self.masks, {}  # a mask made before the loop is not a loop's
+        carried_masks = self.carry_masks(s, out)
         adjoint = self.backward(body)
         self.loop_depth -= 1
         # Each bar held on entry must hold a value again at the end of every reversed
@@ -288,7 +288,7 @@ class ReverseMode:
         for b in sorted(entry - self.defined):
             adjoint.append(self.reset(b, s.origin))
         self.defined = entry
-        self.masks = {b: m for b, m in masks.items() if b not in ir.block_writes(adjoint)}
+        self.masks = self.masks_after_loop(carried_masks, adjoint, s.origin)
         replay = [restore] + self.forward(recompute)
         _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
         self.filled = outer_filled | (self.filled - ir.block_writes(replay))
@@ -302,6 +302,32 @@ class ReverseMode:
         out.append(ir.Assign((order,), ir.Call(helper("tape_items"), (ir.Var(self.tape(s)),)),
                              s.origin))
         out.append(ir.For(saved, ir.Var(order), self.fresh_replay(replay, adjoint), s.origin))
+
+    def carry_masks(self, s, out: list) -> dict[str, str]:
+        """Each structural-zero mask held on entry to a reversed loop, copied into a name of
+        its own that the loop carries (`zero_1 = zero`), so the iterations keep the zeros
+        the code after the loop made exact. Returns {bar: its mask's carried name}."""
+        carried: dict[str, str] = {}
+        for bar, mask in sorted(self.masks.items()):
+            name = self.names.fresh("zero")
+            out.append(ir.Assign((name,), mask, s.origin))
+            carried[bar] = name
+        self.masks = {bar: ir.Var(name) for bar, name in carried.items()}
+        return carried
+
+    def masks_after_loop(self, carried: dict[str, str], adjoint: list[ir.Stmt],
+                         origin) -> dict[str, ir.Atom]:
+        """The masks after a reversed loop: an iteration that rewrites a bar ends by writing
+        the bar's new mask into its carried name (None: no structural zeros left)."""
+        written = ir.block_writes(adjoint)
+        after: dict[str, ir.Atom] = {}
+        for bar, name in carried.items():
+            if bar in written:
+                mask = self.masks.get(bar)
+                if mask != ir.Var(name):
+                    adjoint.append(ir.Assign((name,), mask or ir.Const(None), origin))
+            after[bar] = ir.Var(name)
+        return after
 
     def save_only_what_is_read(self, s, replay: list[ir.Stmt], adjoint: list[ir.Stmt],
                                record: ir.Var) -> list[ir.Stmt]:

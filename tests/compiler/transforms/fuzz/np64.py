@@ -8,9 +8,30 @@ from __future__ import annotations
 
 import numpy as np
 
+# the largest magnitude and the smallest nonzero one that array results have reached since
+# reset() (the fuzzer's test for intermediates that overflow or underflow float32)
+EXTREMES = [0.0, np.inf]
+
+
+def reset() -> None:
+    EXTREMES[:] = [0.0, np.inf]
+
+
+def _note(arr) -> None:
+    if arr.size and arr.dtype.kind == "f":
+        magnitude = np.abs(arr)
+        EXTREMES[0] = max(EXTREMES[0], float(np.max(magnitude)))
+        nonzero = magnitude[magnitude > 0]
+        if nonzero.size:
+            EXTREMES[1] = min(EXTREMES[1], float(np.min(nonzero)))
+
 
 class Array64(np.ndarray):
     """An ndarray with `.at[...]`: each update returns a new array, as in JAX."""
+
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        _note(np.asarray(arr))
+        return super().__array_wrap__(arr, context, return_scalar)
 
     @property
     def at(self) -> "_At":
@@ -64,6 +85,7 @@ class _AtIndex:
 def wrap(value):
     """A float64 Array64 for arrays, a float64 scalar for 0-d results."""
     arr = np.asarray(value, dtype=np.float64)
+    _note(arr)
     return arr.view(Array64) if arr.ndim else np.float64(arr)
 
 

@@ -3,8 +3,10 @@
 A generated program is loaded twice from its file: with `jnp` = redraft.numpy (float32, under
 test) and with `jnp` = the float64 NumPy stand-in (np64.py, the reference). Each property
 returns an Outcome: "pass", "wrong" (a number disagrees), "raised" (redraft raised where the
-program's eager run works) or "skip" (the reference does not apply, e.g. finite differences
-across a branch boundary).
+program's eager run works), "skip" (the reference does not apply, e.g. finite differences
+across a branch boundary) or "ill" (a number disagrees, but the program is ill-conditioned at
+its inputs: float64 decides a branch within rounding of its threshold, or values overflow
+float32; counted and reported on their own, never as a pass).
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ BATCH = 3
 
 @dataclasses.dataclass
 class Outcome:
-    kind: str                # pass | wrong | raised | skip
+    kind: str                # pass | wrong | raised | skip | ill
     detail: str = ""
 
     @property
@@ -62,6 +64,7 @@ class Case:
     vx: np.ndarray
     vw: np.ndarray
     u: float
+    ill: str | None = None   # ill_conditioned's answer, once asked
 
     def args32(self, x=None, w=None):
         return (rnp.asarray(self.x if x is None else x), rnp.asarray(self.w if w is None else w))
@@ -97,24 +100,87 @@ def _leaves(tree) -> list[np.ndarray]:
 
 
 def close(got, want, rtol: float = 2e-3) -> str:
-    """'' when every leaf of `got` matches `want`, else a description of the worst leaf."""
+    """'' when every leaf of `got` matches `want`, else a description of the worst leaf.
+    NaN matches NaN and an infinity the same infinity, at the same places only; the finite
+    entries must agree within rtol of the largest finite expected magnitude."""
     gl, wl = _leaves(got), _leaves(want)
     if len(gl) != len(wl):
         return f"{len(gl)} results where {len(wl)} expected"
     for k, (g, w) in enumerate(zip(gl, wl)):
         if g.shape != w.shape:
             return f"result {k}: shape {g.shape}, expected {w.shape}"
-        scale = 1.0 + float(np.max(np.abs(w), initial=0.0))
-        err = float(np.max(np.abs(g - w), initial=0.0)) if g.size else 0.0
-        if not np.all(np.isfinite(g)) or err > rtol * scale:
+        finite = np.isfinite(w)
+        same_special = np.array_equal(np.isnan(g), np.isnan(w)) and np.array_equal(
+            np.where(finite, 0.0, np.nan_to_num(w)), np.where(finite, 0.0, np.nan_to_num(g)))
+        scale = 1.0 + float(np.max(np.abs(w[finite]), initial=0.0))
+        err = float(np.max(np.abs(g[finite] - w[finite]), initial=0.0))
+        if not same_special or not np.all(np.isfinite(g[finite])) or err > rtol * scale:
             return (f"result {k}: got {np.array2string(g, precision=5)}, "
                     f"expected {np.array2string(w, precision=5)} (max error {err:.3g})")
     return ""
 
 
-def _verdict(got, want, what: str, rtol: float = 2e-3) -> Outcome:
+def _verdict(got, want, what: str, rtol: float = 2e-3, case: "Case | None" = None) -> Outcome:
+    """pass, or wrong; or ill where `case` is given and is ill-conditioned at its inputs."""
     diff = close(got, want, rtol)
-    return Outcome("wrong", f"{what}: {diff}") if diff else Outcome("pass")
+    if not diff:
+        return Outcome("pass")
+    why = ill_conditioned(case) if case is not None else ""
+    if why:
+        return Outcome("ill", f"{what}: {diff}; {why}")
+    return Outcome("wrong", f"{what}: {diff}")
+
+
+# ---- ill-conditioned inputs --------------------------------------------------------------------
+ROUNDING = 1e-5   # how far float32 rounding may move a program's inputs' effect, generously
+PEAK = 1e15       # intermediates beyond this overflow float32 in products of derivatives
+FLOOR = float(np.finfo(np.float32).tiny)  # nonzero intermediates below this underflow float32
+
+
+def ill_conditioned(case: Case) -> str:
+    """Why a disagreement at the case's inputs may be float32 against float64 rather than a
+    bug: '' when it cannot be. Three causes: (1) the float64 program jumps in value or in
+    slope along v within ROUNDING of the inputs (a branch, `where` or loop exit decided by
+    rounding: float32 may take the other side); (2) a float64 intermediate exceeds PEAK
+    (float32 overflows to inf, and inf - inf or 0 * inf make NaN in derivatives); (3) a
+    nonzero float64 intermediate is below float32's smallest normal number (float32 makes
+    it 0 or loses its digits, and a comparison with 0 goes the other way)."""
+    if case.ill is None:
+        case.ill = _ill_reason(case)
+    return case.ill
+
+
+def _ill_reason(case: Case) -> str:
+    x, w = case.x.astype(np.float64), case.w.astype(np.float64)
+    vx, vw = case.vx.astype(np.float64), case.vw.astype(np.float64)
+    np64.reset()
+    value = case.f64_at(x, w)
+    peak, floor = np64.EXTREMES
+    if peak > PEAK:
+        return f"ill-conditioned: a float64 intermediate reaches {peak:.3g} (float32 overflows)"
+    if floor < FLOOR:
+        return (f"ill-conditioned: a float64 intermediate is as small as {floor:.3g} (float32 "
+                "underflows)")
+
+    def slope(px, pw, h=1e-7):
+        return (case.f64_at(px + h * vx, pw + h * vw) - case.f64_at(px - h * vx, pw - h * vw)) / (
+            2 * h)
+    base = slope(x, w)
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        dx, dw = rng.uniform(-ROUNDING, ROUNDING, x.shape), rng.uniform(-ROUNDING, ROUNDING,
+                                                                         w.shape)
+        near = case.f64_at(x + dx, w + dw)
+        if abs(near - value) > 1e-3 * (1.0 + abs(value)):
+            return (f"ill-conditioned: the float64 value jumps from {value:.6g} to "
+                    f"{near:.6g} within {ROUNDING:g} of the inputs (a branch decided by "
+                    "rounding)")
+        there = slope(x + dx, w + dw)
+        if abs(there - base) > 1e-3 * (1.0 + abs(base)):
+            return (f"ill-conditioned: the float64 slope along v jumps from {base:.6g} to "
+                    f"{there:.6g} within {ROUNDING:g} of the inputs (a kink decided by "
+                    "rounding)")
+    return ""
 
 
 class _deadline:
@@ -237,7 +303,7 @@ def _fd(case: Case) -> float | None:
 def value(case: Case) -> Outcome:
     """Eager redraft (float32) against the float64 NumPy run of the same text."""
     want = case.f64_at(case.x.astype(np.float64), case.w.astype(np.float64))
-    return _verdict(case.f32(*case.args32()), want, "f(x, w)")
+    return _verdict(case.f32(*case.args32()), want, "f(x, w)", case=case)
 
 
 def _dot(grads, case: Case) -> float:
@@ -252,7 +318,7 @@ def jvp_fd(case: Case) -> Outcome:
     if want is None:
         return Outcome("skip", "not smooth along v")
     _, tangent = redraft.jvp(case.f32, case.args32(), case.args32(case.vx, case.vw))
-    return _verdict(tangent, want, "jvp tangent along v", rtol=5e-3)
+    return _verdict(tangent, want, "jvp tangent along v", rtol=5e-3, case=case)
 
 
 @_guarded
@@ -262,7 +328,7 @@ def grad_fd(case: Case) -> Outcome:
     if want is None:
         return Outcome("skip", "not smooth along v")
     grads = redraft.grad(case.f32, argnums=(0, 1))(*case.args32())
-    return _verdict(_dot(grads, case), want, "<grad f, v>", rtol=5e-3)
+    return _verdict(_dot(grads, case), want, "<grad f, v>", rtol=5e-3, case=case)
 
 
 @_guarded
@@ -271,18 +337,20 @@ def vjp_jvp(case: Case) -> Outcome:
     _, tangent = redraft.jvp(case.f32, case.args32(), case.args32(case.vx, case.vw))
     _, pullback = redraft.vjp(case.f32, *case.args32())
     bars = pullback(rnp.asarray(np.float32(case.u)))
-    return _verdict(_dot(bars, case), case.u * float(tangent), "<J^T u, v> vs <u, J v>")
+    return _verdict(_dot(bars, case), case.u * float(tangent), "<J^T u, v> vs <u, J v>",
+                    case=case)
 
 
 @_compiled
 def jit(case: Case) -> Outcome:
     """jit against eager, for f and for grad f."""
     got = redraft.jit(case.f32)(*case.args32())
-    outcome = _verdict(got, case.f32(*case.args32()), "jit(f)")
+    outcome = _verdict(got, case.f32(*case.args32()), "jit(f)", case=case)
     if outcome.failed:
         return outcome
     g = redraft.grad(case.f32, argnums=(0, 1))
-    return _verdict(redraft.jit(g)(*case.args32()), g(*case.args32()), "jit(grad f)")
+    return _verdict(redraft.jit(g)(*case.args32()), g(*case.args32()), "jit(grad f)",
+                    case=case)
 
 
 def _batch(case: Case) -> tuple[np.ndarray, np.ndarray]:
@@ -300,14 +368,14 @@ def vmap(case: Case) -> Outcome:
     xs, ws = _batch(case)
     got = redraft.vmap(case.f32)(rnp.asarray(xs), rnp.asarray(ws))
     want = np.stack([np.asarray(case.f32(*case.args32(x, w))) for x, w in zip(xs, ws)])
-    outcome = _verdict(got, want, "vmap(f)")
+    outcome = _verdict(got, want, "vmap(f)", case=case)
     if outcome.failed:
         return outcome
     g = redraft.grad(case.f32, argnums=(0, 1))
     got = redraft.vmap(g)(rnp.asarray(xs), rnp.asarray(ws))
     each = [g(*case.args32(x, w)) for x, w in zip(xs, ws)]
     want = tuple(np.stack([np.asarray(e[k]) for e in each]) for k in range(2))
-    return _verdict(got, want, "vmap(grad f)")
+    return _verdict(got, want, "vmap(grad f)", case=case)
 
 
 def _forward_over_reverse(case: Case):
@@ -325,7 +393,8 @@ def hvp(case: Case) -> Outcome:
         gx, gw = redraft.grad(f, argnums=(0, 1))(x, w)
         return rnp.sum(gx * vx) + rnp.sum(gw * vw)
     want = redraft.grad(directional, argnums=(0, 1))(*case.args32())
-    return _verdict(_forward_over_reverse(case), want, "jvp(grad f) vs grad(<grad f, v>)")
+    return _verdict(_forward_over_reverse(case), want, "jvp(grad f) vs grad(<grad f, v>)",
+                    case=case)
 
 
 @_guarded
@@ -336,7 +405,8 @@ def hvp_gjvp(case: Case) -> Outcome:
     def directional(x, w):
         return redraft.jvp(f, (x, w), (vx, vw))[1]
     want = redraft.grad(directional, argnums=(0, 1))(*case.args32())
-    return _verdict(_forward_over_reverse(case), want, "jvp(grad f) vs grad(jvp f)")
+    return _verdict(_forward_over_reverse(case), want, "jvp(grad f) vs grad(jvp f)",
+                    case=case)
 
 
 @_guarded
@@ -351,14 +421,14 @@ def emit(case: Case) -> Outcome:
     text = redraft.emit(f, "grad", argnums=(0, 1))
     made = callees.vjp_of(f, (True, True), "grad", False, False).fn
     got = _run_emitted(text, "f_grad", made.__globals__)(*args)
-    outcome = _verdict(got, redraft.grad(f, argnums=(0, 1))(*args), "emitted grad")
+    outcome = _verdict(got, redraft.grad(f, argnums=(0, 1))(*args), "emitted grad", case=case)
     if outcome.failed:
         return outcome
     text = redraft.emit(f, "jvp", argnums=(0, 1))
     made = callees.jvp_of(f, (True, True)).fn
     tangents = case.args32(case.vx, case.vw)
     got = _run_emitted(text, "f_jvp", made.__globals__)(*args, *tangents)
-    outcome = _verdict(got, redraft.jvp(f, args, tangents), "emitted jvp")
+    outcome = _verdict(got, redraft.jvp(f, args, tangents), "emitted jvp", case=case)
     if outcome.failed:
         return outcome
     xs, ws = (rnp.asarray(a) for a in _batch(case))
@@ -367,7 +437,7 @@ def emit(case: Case) -> Outcome:
     namespace = dict(callees.vmap_of(f, types).fn.__globals__)
     namespace.update(wrapper_of(f, core_of(f), 0, 0, None, bt.B).fn.__globals__)
     got = _run_emitted(text, "f_vmap", namespace)(xs, ws)
-    return _verdict(got, redraft.vmap(f)(xs, ws), "emitted vmap")
+    return _verdict(got, redraft.vmap(f)(xs, ws), "emitted vmap", case=case)
 
 
 _EMIT_DIR = pathlib.Path(tempfile.mkdtemp(prefix="redraft-fuzz-emit-"))

@@ -5,7 +5,9 @@ then one shrunk minimal program for each distinct failure.
     FUZZ_SEED=7 FUZZ_SHRINK=0 make fuzz    # another sequence; counts only, no shrinking
     FUZZ_FEATURES=suite make fuzz          # the in-suite strategy instead of the full one
 
-Phase 1 runs every property on every program and counts outcomes. Phase 2 takes each
+Phase 1 runs every property on every program and counts outcomes ("ill": a disagreement at
+inputs where the program is ill-conditioned, see properties.ill_conditioned: every one is
+reported with its program, and none counts as a pass). Phase 2 takes each
 distinct failure signature (property, and "wrong" or the exception's type) and lets
 hypothesis shrink the first program that shows it, replaying the same seeded sequence with a
 test that fails only on that signature. The minimal programs are printed (and written to
@@ -35,8 +37,8 @@ import properties as props  # noqa: E402
 def signature(name: str, outcome: props.Outcome) -> tuple[str, str]:
     """What makes two failures the same bug for shrinking: the property and the wrong number,
     or the property and the exception type with the message's first words (paths removed)."""
-    if outcome.kind == "wrong":
-        return name, "wrong"
+    if outcome.kind in ("wrong", "ill"):
+        return name, outcome.kind
     text = re.sub(r"\S*/\S+\.py(:\d+)?:?", "", outcome.detail)
     text = re.sub(r"'[^']*'|`[^`]*`", "NAME", text)
     return name, " ".join(text.split()[:6])
@@ -51,9 +53,11 @@ def _settings(n: int, phases=None):
 
 
 def count(features: progs.Features, n: int, fuzz_seed: int, names):
-    """Phase 1: every property on n programs; (counts, first program per signature)."""
+    """Phase 1: every property on n programs; (counts, first program per failure
+    signature, every ill-conditioned disagreement, how many programs were untame)."""
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     first: dict[tuple[str, str], tuple[str, str]] = {}
+    ill: list[tuple[str, str, int, str]] = []
     invalid = collections.Counter()
 
     @seed(fuzz_seed)
@@ -71,8 +75,10 @@ def count(features: progs.Features, n: int, fuzz_seed: int, names):
             if outcome.failed:
                 first.setdefault(signature(name, outcome),
                                  (program.text, input_seed, outcome.detail))
+            elif outcome.kind == "ill":
+                ill.append((name, program.text, input_seed, outcome.detail))
     run()
-    return counts, first, invalid["programs"]
+    return counts, first, ill, invalid["programs"]
 
 
 def shrink(features: progs.Features, n: int, fuzz_seed: int, sig: tuple[str, str]):
@@ -106,7 +112,7 @@ def shrink(features: progs.Features, n: int, fuzz_seed: int, sig: tuple[str, str
 
 
 def table(counts) -> str:
-    kinds = ("pass", "wrong", "raised", "skip")
+    kinds = ("pass", "wrong", "raised", "skip", "ill")
     rows = [f"{'property':10} {'tried':>7} " + " ".join(f"{k:>7}" for k in kinds)]
     for name in props.PROPERTIES:
         c = counts.get(name, collections.Counter())
@@ -123,7 +129,7 @@ def main() -> int:
         from test_fuzz import SUITE_FEATURES, SUITE_PROPERTIES
         features, names = SUITE_FEATURES, SUITE_PROPERTIES
     start = time.time()
-    counts, first, invalid = count(features, n, fuzz_seed, names)
+    counts, first, ill, invalid = count(features, n, fuzz_seed, names)
     took = time.time() - start
     print(f"\nredraft fuzz: {counts['programs']['tried']} programs "
           f"({invalid} rejected as untame), seed {fuzz_seed}, {took:.0f} s\n")
@@ -137,6 +143,10 @@ def main() -> int:
             found = shrink(features, n, fuzz_seed, sig)
         text, input_seed, detail = found or first[sig]
         report.append(f"### {sig[0]}: {sig[1]}\n# input seed {input_seed}\n# {detail}\n{text}")
+        print("\n" + report[-1], flush=True)
+    print(f"\n{len(ill)} ill-conditioned disagreements (not counted as passes)")
+    for name, text, input_seed, detail in ill:
+        report.append(f"### {name}: ill\n# input seed {input_seed}\n# {detail}\n{text}")
         print("\n" + report[-1], flush=True)
     if os.environ.get("FUZZ_OUT"):
         pathlib.Path(os.environ["FUZZ_OUT"]).write_text("\n\n".join(report) + "\n")
