@@ -318,14 +318,17 @@ class ReverseMode:
     def masks_after_loop(self, carried: dict[str, str], adjoint: list[ir.Stmt],
                          origin) -> dict[str, ir.Atom]:
         """The masks after a reversed loop: an iteration that rewrites a bar ends by writing
-        the bar's new mask into its carried name (None: no structural zeros left)."""
+        the bar's new mask into its carried name (all False where no structural zero is left:
+        a carried mask keeps one type, an array, through every iteration)."""
         written = ir.block_writes(adjoint)
         after: dict[str, ir.Atom] = {}
         for bar, name in carried.items():
             if bar in written:
                 mask = self.masks.get(bar)
+                if mask is None:
+                    mask = ir.Call(helper("zero_mask"), (ir.Const(None), ir.Var(bar)))
                 if mask != ir.Var(name):
-                    adjoint.append(ir.Assign((name,), mask or ir.Const(None), origin))
+                    adjoint.append(ir.Assign((name,), mask, origin))
             after[bar] = ir.Var(name)
         return after
 
