@@ -90,10 +90,11 @@ def _cholesky_or_nan(cov: np.ndarray) -> np.ndarray:
 def _multivariate_normal_host(words: np.ndarray, mean: Any, cov: Any, shape: tuple[int, ...],
                               dtype: str, method: str) -> np.ndarray:
     dtype = np.dtype(dtype)
-    mean = np.asarray(mean).astype(np.float32)
-    cov = np.asarray(cov).astype(np.float32)
+    work = np.dtype(np.float64 if dtype == np.float64 else np.float32)  # float16: in float32
+    mean = np.asarray(mean).astype(work)
+    cov = np.asarray(cov).astype(work)
     n = mean.shape[-1]
     factor = _factor(cov, method)
-    z = _normal(words, shape + (n,), dtype).astype(np.float32)
+    z = _normal(words, shape + (n,), dtype).astype(work)
     product = np.einsum("...ij,...j->...i", factor, z)
     return (mean + product).astype(dtype)
