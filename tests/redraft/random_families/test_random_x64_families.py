@@ -2,12 +2,9 @@
 (jax_x64_vectors.json, written by make_x64_vectors.py): dtypes (float64, int64) and shapes
 exactly, values bit for bit unless TOLERANCES says how far and why.
 
-With x64 on JAX runs each sampler's algorithm in float64. redraft repeats it step for step
-(fused multiply-adds exact, XLA's float64 log1p and erfinv), but takes exp, log, pow, tan and
-rsqrt from the C library in double, where XLA's CPU backend has its own code: its float64
-exp differs from libm's by up to 2 ulp on about one value in seven, pow and tan by 1 ulp on
-a few in a hundred, rsqrt by 2 ulp (measured on 100,000 values). A case that goes through one
-of them is allowed that many ulp for each such step on its path.
+With x64 on JAX runs each sampler's algorithm in float64, and redraft repeats it step for step
+(exact fused multiply-adds, XLA's float64 exp, log1p and erfinv, the C library's log, pow and
+tan as XLA calls them), so nearly every case is bit-identical. TOLERANCES lists the others.
 """
 import json
 import pathlib
@@ -21,30 +18,17 @@ from redraft import random
 DATA = json.loads(pathlib.Path(__file__).with_name("jax_x64_vectors.json").read_text())
 CASES = {case["name"]: case for case in DATA["cases"]}
 
-EXP = "XLA's float64 exp is its own polynomial, within 2 ulp of libm's exp used here"
-POW = "XLA's float64 pow differs from libm's pow (used here) by 1 ulp on a few values"
-TAN = "XLA's float64 tan differs from libm's tan (used here) by 1 ulp on a few values"
-RSQRT = ("a traced shape parameter: XLA computes Marsaglia-Tsang's 1/sqrt(d) by its own "
-         "rsqrt (2 ulp from 1/sqrt), and the loop carries the difference")
+RSQRT = ("a traced shape parameter: XLA computes Marsaglia-Tsang's 1/sqrt(d) by the "
+         "processor's approximate rsqrt refined by Newton steps (machine-dependent bits, up to "
+         "2 ulp from 1/sqrt, used here), and the rejection loop carries the difference")
+SUM = ("XLA's order of summing the |g|**p terms and its fusion of the pows are not repeated "
+       "exactly (as in float32)")
 LAPACK = "the Cholesky factor comes from NumPy's LAPACK, JAX's from its own build"
 
 # family: (largest ulp distance allowed, why); a family absent here is bit-identical
 TOLERANCES = {
-    "cauchy": (1, TAN),
-    "lognormal": (2, EXP),
-    "lognormal_default": (2, EXP),
-    "lognormal_array": (2, EXP),
-    "pareto": (2, EXP),
-    "pareto_array": (2, EXP),
-    "weibull_min": (1, POW),
-    "gamma_small_a": (1, POW + " (a < 1 boosts by u ** (1 / a))"),
     "gamma_traced": (16, RSQRT),
-    "beta": (4, EXP + "; two exps and a division"),
-    "dirichlet": (4, EXP + "; exp, then a sum and a division"),
-    "chisquare": (2, EXP),
-    "f": (6, EXP + "; a ratio of two chi-squares"),
-    "generalized_normal": (2, POW),
-    "ball": (4, POW + "; two pows and a sum"),
+    "ball": (4, SUM),
     "multivariate_normal": (32, LAPACK),
 }
 
@@ -102,7 +86,7 @@ def test_tolerances_name_stored_cases():
 
 def test_most_cases_are_bit_identical():
     exact = [name for name in CASES if name.split("/")[0] not in TOLERANCES]
-    assert len(exact) >= 0.5 * len(CASES)
+    assert len(exact) >= 0.9 * len(CASES)
 
 
 @pytest.mark.parametrize("sampler, args", [
@@ -148,3 +132,13 @@ def test_float64_samples_under_jit(x64):
     compiled = np.asarray(redraft.jit(lambda k: random.gamma(k, np.array([0.5, 2.0, 9.0])))(key))
     assert compiled.dtype == np.float64
     assert compiled.tobytes() == eager.tobytes()
+
+
+def test_float64_exp_against_the_c_library():
+    """exp_float64 (XLA's Cephes exp) is within 2 ulp of libm's exp everywhere it is normal,
+    flushes subnormal results to 0, and keeps inf, -inf and nan as exp does."""
+    from redraft.random.xla_math import exp_float64
+    x = np.random.default_rng(0).uniform(-708, 709.78, 200_000)
+    np.testing.assert_array_less(_ulp_distance(exp_float64(x), np.exp(x)), 3)
+    edges = exp_float64(np.array([-np.inf, -720.0, np.inf, np.nan, 0.0]))
+    assert edges[:3].tolist() == [0.0, 0.0, np.inf] and np.isnan(edges[3]) and edges[4] == 1
