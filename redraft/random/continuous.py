@@ -1,10 +1,11 @@
 """Continuous families JAX builds from one or two uniform or normal draws by elementwise steps:
 cauchy, lognormal, pareto, maxwell, double_sided_maxwell, weibull_min, wald.
 
-Each host sampler repeats JAX's float32 steps as XLA runs them (xla_math: its exp, the C
-library's pow and tan, fused multiply-adds where XLA's code generator fuses), so samples are
-JAX's bits for the same key. Parameters that are Python numbers stay static; arrays become
-operands of the recorded sampler inside jit.
+Each host sampler repeats JAX's steps as XLA runs them, in the samples' dtype (xla_math: its
+exp, the C library's pow and tan, fused multiply-adds where XLA's code generator fuses;
+float64 with x64 on, as JAX computes then), so samples are JAX's bits for the same key.
+Parameters that are Python numbers stay static; arrays become operands of the recorded sampler
+inside jit.
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """multivariate_normal: mean + F z for standard normal z and a factor F with F F^T = cov.
 
 The factor comes from NumPy's LAPACK (Cholesky by default, or an SVD or eigendecomposition),
-where JAX calls its own LAPACK build, so samples agree with JAX's to float32 rounding of the
-factorisation (a few ulp) for 'cholesky'. 'svd' and 'eigh' factors are unique only up to the
-signs of their columns, which two LAPACK builds may choose differently: those samples have
-JAX's distribution but need not equal its numbers.
+where JAX calls its own LAPACK build, so samples agree with JAX's to the rounding of the
+factorisation (a few ulp, in float32, or float64 with x64 on) for 'cholesky'. 'svd' and 'eigh'
+factors are unique only up to the signs of their columns, which two LAPACK builds may choose
+differently: those samples have JAX's distribution but need not equal its numbers.
 """
 from __future__ import annotations
 

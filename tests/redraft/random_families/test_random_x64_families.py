@@ -21,8 +21,9 @@ CASES = {case["name"]: case for case in DATA["cases"]}
 RSQRT = ("a traced shape parameter: XLA computes Marsaglia-Tsang's 1/sqrt(d) by the "
          "processor's approximate rsqrt refined by Newton steps (machine-dependent bits, up to "
          "2 ulp from 1/sqrt, used here), and the rejection loop carries the difference")
-SUM = ("XLA's order of summing the |g|**p terms and its fusion of the pows are not repeated "
-       "exactly (as in float32)")
+SUM = ("p is an operand of JAX's compiled ball, so its gamma draws (a = 1/p) take 1/sqrt(d) "
+       "from XLA's rsqrt as gamma_traced does; and XLA's order of summing the |g|**p terms "
+       "is not repeated exactly (as in float32)")
 LAPACK = "the Cholesky factor comes from NumPy's LAPACK, JAX's from its own build"
 
 # family: (largest ulp distance allowed, why); a family absent here is bit-identical
