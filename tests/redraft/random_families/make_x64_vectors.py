@@ -6,7 +6,7 @@ tests:
     python tests/redraft/random_families/make_x64_vectors.py
 
 The format is jax_vectors.json's (make_vectors.py): a Python expression per case over `R`,
-`key`, `np` and `jit`, floats stored as their bit patterns. JAX runs with
+`key`, `np`, `jit`, `grad` and `vmap`, floats stored as their bit patterns. JAX runs with
 `jax_enable_x64=True`, so defaults are float64/int64 and the samplers' float steps run in
 float64. Every case is stored exactly; the ulp a case may differ by, and why, are kept in
 test_random_x64_families.py (TOLERANCES).
@@ -87,6 +87,10 @@ CASES = [
     ("maxwell_f32", "R.maxwell(key, (16,), np.float32)"),
     ("generalized_normal_p1", "R.generalized_normal(key, 1.0, (32,))"),
     ("ball_p1", "R.ball(key, 4, 1, (8,))"),
+    ("gamma_vmap", "vmap(lambda k: R.gamma(k, 2.0, (4,)))(R.split(key, 3))"),
+    ("gamma_grad", "grad(lambda a: R.gamma(key, a, (8,)).sum())(2.5)"),
+    ("gamma_grad_small", "grad(lambda a: R.gamma(key, a, (8,)).sum())(0.4)"),
+    ("loggamma_grad", "grad(lambda a: R.loggamma(key, a, (8,)).sum())(0.7)"),
     # multivariate.py
     ("multivariate_normal",
      "R.multivariate_normal(key, np.array([1.0, 2.0, 3.0]), np.array("
@@ -102,7 +106,7 @@ def _bits(values: np.ndarray) -> list:
 
 
 def main() -> None:
-    env = {"R": R, "np": np, "jit": jax.jit}
+    env = {"R": R, "np": np, "jit": jax.jit, "grad": jax.grad, "vmap": jax.vmap}
     cases = []
     for name, expr in CASES:
         for seed in SEEDS:
