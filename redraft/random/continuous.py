@@ -59,10 +59,6 @@ def is_constant(value: Any) -> bool:
         isinstance(value, np.ndarray) and value.ndim == 0)
 
 
-def _in(dtype: np.dtype, value: np.ndarray) -> np.ndarray:
-    return np.asarray(value).astype(dtype)
-
-
 # ---- cauchy -----------------------------------------------------------------------------------
 
 def cauchy(key: KeyLike, shape: Shape = (), dtype: Any = None) -> Any:

@@ -28,12 +28,8 @@ F32 = np.float32
 _THIRD = 1.0 / 3.0  # rounded to the samples' dtype where used, as JAX's constants are
 _SQUEEZE = 0.0331
 
-# The float steps of XLA's gamma loop in one dtype (fused multiply-adds, XLA's log in float32;
-# float16 rounds every step to float16; float64 as xla_math.FloatMath says)
-_Arithmetic = xla_math.FloatMath
 
-
-def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray, ops: _Arithmetic
+def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray, ops: xla_math.FloatMath
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(d, V) of Marsaglia-Tsang's accepted draw for each (key, alpha >= 1) pair."""
     one, dtype = ops.type(1), ops.dtype
@@ -72,7 +68,7 @@ def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray, ops: _Arithmetic
 def _gamma_one(keys: np.ndarray, alpha: np.ndarray, log_space: bool) -> np.ndarray:
     """JAX's _gamma_one for every (key, alpha) pair: keys (n, 2), alpha (n,) of the
     samples' dtype (float32 or float16)."""
-    ops = _Arithmetic(alpha.dtype)
+    ops = xla_math.FloatMath(alpha.dtype)  # the loop's steps in the samples' dtype
     one = ops.type(1)
     boost_mask = alpha >= one
     boosted = np.where(boost_mask, alpha, alpha + one)

@@ -21,8 +21,10 @@ CASES = {case["name"]: case for case in DATA["cases"]}
 RSQRT = ("a traced shape parameter: XLA computes Marsaglia-Tsang's 1/sqrt(d) by the "
          "processor's approximate rsqrt refined by Newton steps (machine-dependent bits, up to "
          "2 ulp from 1/sqrt, used here), and the rejection loop carries the difference")
-SUM = ("XLA's evaluation of the sum of the |g|**2 terms and its root is not repeated exactly "
-       "(1 ulp on a quarter of the values; with p = 1 the samples are bit-identical)")
+SUM = ("1 ulp in the radius of some points, not pinned down: every order of summing the "
+       "squares and e, pow or sqrt for the root, and division or reciprocal were tried; JAX "
+       "passes p to its compiled ball as an operand, so the gamma draws behind g take "
+       "1/sqrt(d) from XLA's rsqrt, the likely cause. With p = 1 the samples are bit-identical")
 LAPACK = "the Cholesky factor comes from NumPy's LAPACK, JAX's from its own build"
 
 # family: (largest ulp distance allowed, why); a family absent here is bit-identical
