@@ -376,7 +376,8 @@ def fma_float64(a, b, c) -> np.ndarray:
         low = _two_product_error(a, b, high)
         total, error = _two_sum(c, high)
         odd = _round_to_odd(error, low)
-        return total + odd
+        # an infinite or nan product or sum: the fused result is the plain one
+        return np.where(np.isfinite(high) & np.isfinite(total), total + odd, high + c)
 
 
 def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -419,7 +420,8 @@ def log1p_float64(t: np.ndarray) -> np.ndarray:
         for a, b in zip(num, den):
             p, q = fma_float64(p, t, a), fma_float64(q, t, b)
         small = t + fma_float64(-0.5, t2, (t * t2) * (p / q))
-        return np.where(np.abs(t) < _LOG1P_SMALL64, small, np.log(t + 1.0))
+        out = np.where(np.abs(t) < _LOG1P_SMALL64, small, np.log(t + 1.0))
+        return np.where(t == 0, t, out)  # log1p(-0) is -0, as in XLA
 
 
 _LOG1P_NUM64 = (4.5270000862445199635215e-5, 4.9854102823193375972212e-1,

@@ -1,8 +1,9 @@
 """redraft.random: JAX's counter-based random numbers with explicit keys.
 
 Every function takes a key and returns the same values JAX does for that key (Threefry-2x32
-with `jax_threefry_partitionable=True`, 32-bit types): a sample depends only on the key and
-the sample's position, so results are reproducible on every device and under any transform.
+with `jax_threefry_partitionable=True`; 32-bit types, or 64-bit ones with x64 on): a sample
+depends only on the key and the sample's position, so results are reproducible on every device
+and under any transform.
 
 Keys come in JAX's two forms and every function accepts both:
 
@@ -12,12 +13,12 @@ Keys come in JAX's two forms and every function accepts both:
 
 `split` and `fold_in` return keys of the form they were given.
 
-The package has one file per family: basic.py (keys, bits, uniform, normal, randint, choice and
-the samplers made directly of them), continuous.py (cauchy, lognormal, pareto, maxwell, weibull,
-wald), discrete.py (geometric, poisson, binomial, multinomial), gamma.py (gamma and what is
-built on it), multivariate.py (multivariate_normal); xla_math.py repeats the float32 math XLA
-runs so the samples keep JAX's bits, and many_keys.py hashes one key per element for the
-per-element rejection loops.
+The package has one file per family: basic.py (keys, bits, uniform, normal, randint, choice
+and the samplers made directly of them), continuous.py (cauchy, lognormal, pareto, maxwell,
+weibull, wald), discrete.py (geometric, poisson, binomial, multinomial), gamma.py (gamma and
+what is built on it), multivariate.py (multivariate_normal); xla_math.py repeats the float
+math XLA runs (float32, and float64 for x64 mode) so the samples keep JAX's bits, and
+many_keys.py hashes one key per element for the per-element rejection loops.
 """
 from redraft.random.basic import (  # noqa: F401
     bernoulli, bits, categorical, choice, clone, exponential, fold_in, gumbel, key, key_data,

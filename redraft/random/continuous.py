@@ -1,10 +1,11 @@
 """Continuous families JAX builds from one or two uniform or normal draws by elementwise steps:
 cauchy, lognormal, pareto, maxwell, double_sided_maxwell, weibull_min, wald.
 
-Each host sampler repeats JAX's float32 steps as XLA runs them (xla_math: its exp, the C
-library's pow and tan, fused multiply-adds where XLA's code generator fuses), so samples are
-JAX's bits for the same key. Parameters that are Python numbers stay static; arrays become
-operands of the recorded sampler inside jit.
+Each host sampler repeats JAX's steps as XLA runs them, in the samples' dtype (xla_math: its
+exp, the C library's pow and tan, fused multiply-adds where XLA's code generator fuses;
+float64 with x64 on, as JAX computes then), so samples are JAX's bits for the same key.
+Parameters that are Python numbers stay static; arrays become operands of the recorded sampler
+inside jit.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from redraft.kernels import threefry
 from redraft.random import xla_math
+from redraft.runtime import dtypes
 from redraft.random.basic import (KeyLike, Shape, _float_dtype, _normal, _result_shape,
                                   _sample, _sampler, _shape, _single_key, _uniform)
 
@@ -43,16 +45,10 @@ def _check_param(name: str, value: Any) -> None:
 
 
 def float_dtype(name: str, dtype: Any) -> np.dtype:
-    """The float dtype a sampler of this package returns: float32 (the default) or float16.
-
-    The samplers repeat JAX's float32 arithmetic step for step; float64 samples (JAX's x64
-    mode computes them in float64, with other bits) are refused rather than computed in
-    float32 and widened."""
-    resolved = _float_dtype(name, dtype)
-    if resolved.itemsize > 4:
-        raise NotImplementedError(f"{name}: {resolved} samples are not implemented; "
-                                  "redraft.random repeats JAX's float32 algorithms")
-    return resolved
+    """The float dtype a sampler of this package returns: the default float (float32, or
+    float64 with x64 on), or float16/float32/float64 as `dtype` asks (float64 only with x64
+    on, as in JAX). Every step then runs in that dtype, as JAX's samplers do."""
+    return _float_dtype(name, dtype)
 
 
 def is_constant(value: Any) -> bool:
@@ -61,10 +57,6 @@ def is_constant(value: Any) -> bool:
     x * (c1 * c2). Samples for such parameters must repeat the folded arithmetic."""
     return isinstance(value, (int, float, np.generic)) or (
         isinstance(value, np.ndarray) and value.ndim == 0)
-
-
-def _in(dtype: np.dtype, value: np.ndarray) -> np.ndarray:
-    return np.asarray(value).astype(dtype)
 
 
 # ---- cauchy -----------------------------------------------------------------------------------
@@ -82,7 +74,7 @@ def _cauchy_host(words: np.ndarray, shape: tuple[int, ...], dtype: str) -> np.nd
     dtype = np.dtype(dtype)
     u = _uniform(words, shape, dtype, np.finfo(dtype).eps, 1.)
     angle = dtype.type(np.pi) * (u - dtype.type(0.5))
-    return _in(dtype, xla_math.tan(angle))
+    return xla_math.FloatMath(dtype).tan(angle)
 
 
 # ---- lognormal and pareto --------------------------------------------------------------------
@@ -105,9 +97,12 @@ def _lognormal_host(words: np.ndarray, sigma: Any, shape: tuple[int, ...], dtype
     if is_constant(sigma) and dtype == np.float32:  # XLA folds sqrt(2) * sigma
         u = _uniform(words, shape, dtype, threefry.NORMAL_LOW, 1.)
         scaled = threefry.erfinv_float32(u) * (threefry.SQRT2_F32 * np.float32(sigma))
+    elif is_constant(sigma) and dtype == np.float64:
+        u = _uniform(words, shape, dtype, np.nextafter(-1.0, 0.0), 1.)
+        scaled = threefry.erfinv_float64(u) * (np.sqrt(2.0) * np.float64(sigma))
     else:
         scaled = _normal(words, shape, dtype) * _param("lognormal", sigma, dtype, shape)
-    return _in(dtype, xla_math.exp(scaled))
+    return xla_math.FloatMath(dtype).exp(scaled)
 
 
 def pareto(key: KeyLike, b: Any, shape: Shape | None = None, dtype: Any = None) -> Any:
@@ -122,11 +117,12 @@ def pareto(key: KeyLike, b: Any, shape: Shape | None = None, dtype: Any = None) 
 @_sampler("pareto")
 def _pareto_host(words: np.ndarray, b: Any, shape: tuple[int, ...], dtype: str) -> np.ndarray:
     dtype = np.dtype(dtype)
-    e = -_in(dtype, xla_math.log1p(-_uniform(words, shape, dtype, 0., 1.)))
+    math = xla_math.FloatMath(dtype)
+    e = -math.log1p(-_uniform(words, shape, dtype, 0., 1.))
     with np.errstate(divide="ignore", invalid="ignore"):
         if is_constant(b):  # XLA turns the division by a constant into a multiplication
-            return _in(dtype, xla_math.exp(e * (dtype.type(1) / dtype.type(b))))
-        return _in(dtype, xla_math.exp(e / _param("pareto", b, dtype, shape)))
+            return math.exp(e * (dtype.type(1) / dtype.type(b)))
+        return math.exp(e / _param("pareto", b, dtype, shape))
 
 
 # ---- maxwell ----------------------------------------------------------------------------------
@@ -140,6 +136,10 @@ def _maxwell(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.n
         total = xla_math.fma(z[..., 0], z[..., 0], total)
         total = xla_math.fma(z[..., 2], z[..., 2], total)
         return np.sqrt(total)
+    if dtype == np.float64:  # XLA's float64 loop sums the squares in index order
+        fma = xla_math.FloatMath(dtype).fma
+        total = fma(z[..., 1], z[..., 1], z[..., 0] * z[..., 0])
+        return np.sqrt(fma(z[..., 2], z[..., 2], total))
     squares = (z * z).astype(np.float32)  # float16: squares rounded, summed in float32
     total = ((squares[..., 0] + squares[..., 1]) + squares[..., 2]).astype(dtype)
     return np.sqrt(total).astype(dtype)
@@ -159,8 +159,10 @@ def _maxwell_host(words: np.ndarray, shape: tuple[int, ...], dtype: str) -> np.n
 
 
 def _signs(words: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """JAX's rademacher in `dtype`: -1 or +1 from a fair coin."""
-    heads = _uniform(words, shape, np.dtype(np.float32), 0., 1.) < np.float32(0.5)
+    """JAX's rademacher in `dtype`: -1 or +1 from a fair coin (a bernoulli(0.5), whose
+    uniform is in the default float: float64 with x64 on)."""
+    real = np.dtype(dtypes.DEFAULT_FLOAT)
+    heads = _uniform(words, shape, real, 0., 1.) < real.type(0.5)
     return (dtype.type(2) * heads.astype(dtype) - dtype.type(1)).astype(dtype)
 
 
@@ -190,8 +192,8 @@ def _double_sided_maxwell_host(words: np.ndarray, loc: Any, scale: Any,
     signed = _signs(key_sign, shape, dtype) * magnitude
     loc = _param("double_sided_maxwell", loc, dtype, shape)
     scale = _param("double_sided_maxwell", scale, dtype, shape)
-    if dtype == np.float32:
-        return xla_math.fma(signed, scale, loc)
+    if dtype != np.float16:
+        return xla_math.FloatMath(dtype).fma(signed, scale, loc)
     return (signed * scale + loc).astype(dtype)
 
 
@@ -214,14 +216,15 @@ def weibull_min(key: KeyLike, scale: Any, concentration: Any, shape: Shape = (),
 def _weibull_min_host(words: np.ndarray, scale: Any, concentration: Any,
                       shape: tuple[int, ...], dtype: str) -> np.ndarray:
     dtype = np.dtype(dtype)
+    math = xla_math.FloatMath(dtype)
     u = _uniform(words, shape, dtype, 0., 1.)
-    base = -_in(dtype, xla_math.log1p(-u))
+    base = -math.log1p(-u)
     if isinstance(concentration, (int, float)):  # JAX divides a Python number in double
         exponent = np.asarray(1.0 / concentration, dtype)
     else:
         with np.errstate(divide="ignore"):
             exponent = dtype.type(1) / np.asarray(concentration).astype(dtype)
-    out = _in(dtype, xla_math.pow(*np.broadcast_arrays(base, exponent)))
+    out = math.pow(*np.broadcast_arrays(base, exponent))
     return (out * np.asarray(scale).astype(dtype)).astype(dtype)
 
 
@@ -245,7 +248,7 @@ def _wald_host(words: np.ndarray, mean: Any, shape: tuple[int, ...], dtype: str
     mean = _param("wald", mean, dtype, shape)
     v = _normal(key_normal, shape, dtype)
     z = _uniform(key_uniform, shape, dtype, 0., 1.)
-    fma = xla_math.fma if dtype == np.float32 else (lambda a, b, c: a * b + c)
+    fma = xla_math.FloatMath(dtype).fma
     y = v * v
     mean_sq = mean * mean
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -16,6 +16,8 @@ from redraft.random import xla_math
 from redraft.random.basic import (KeyLike, Shape, _dtype, _result_shape,
                                   _sample, _sampler, _shape, _single_key, _uniform)
 from redraft.random.continuous import float_dtype, is_constant
+from redraft.runtime import dtypes
+from redraft.runtime.dtypes import canonicalize
 
 F32 = np.float32
 
@@ -28,7 +30,19 @@ __all__ = ["binomial", "geometric", "multinomial", "poisson"]
 
 
 def _int_dtype(name: str, dtype: Any) -> np.dtype:
-    return _dtype(name, dtype, np.dtype(np.int32), "iu", "an int dtype")
+    """The integer dtype of a discrete sampler: the default int (int64 with x64 on) unless
+    `dtype` says otherwise."""
+    return _dtype(name, dtype, dtypes.DEFAULT_INT, "iu", "an int dtype")
+
+
+def _inexact_dtype(*values: Any) -> np.dtype:
+    """The float dtype JAX computes in for these parameters (promote_dtypes_inexact): the
+    widest float among the arrays, else the default float (Python numbers and integer arrays
+    take any float), canonical (float32 unless x64 is on)."""
+    floats = [np.asarray(v).dtype for v in values
+              if not isinstance(v, (bool, int, float)) and np.asarray(v).dtype.kind == "f"]
+    widest = max(floats, key=lambda d: d.itemsize) if floats else dtypes.DEFAULT_FLOAT
+    return canonicalize(np.dtype(widest))
 
 
 def _probabilities(name: str, p: Any) -> Any:
@@ -53,17 +67,18 @@ def geometric(key: KeyLike, p: Any, shape: Shape | None = None, dtype: Any = Non
 def _geometric_host(words: np.ndarray, p: Any, shape: tuple[int, ...], dtype: str
                     ) -> np.ndarray:
     p_arr = np.asarray(p)
-    real = p_arr.dtype if p_arr.dtype.kind == "f" and p_arr.dtype.itemsize <= 4 \
-        else np.dtype(np.float32)
+    real = _inexact_dtype(p)
+    math = xla_math.FloatMath(real)
     u = _uniform(words, shape, real, 0., 1.)
     u = np.where(u == 0, real.type(1), u)
-    log_u = xla_math.log(u).astype(real)
+    log_u = math.log(u)
     with np.errstate(divide="ignore", invalid="ignore"):
         if is_constant(p):  # XLA folds log1p(-p) (by the C library) and divides by multiplying
-            log_q = xla_math.log1p_folded(-real.type(p)).astype(real)
+            log_q = (np.log1p(-real.type(p)) if math.double
+                     else xla_math.log1p_folded(-real.type(p)).astype(real))
             ratio = log_u * (real.type(1) / log_q)
         else:
-            log_q = xla_math.log1p(-p_arr.astype(real)).astype(real)
+            log_q = math.log1p(-p_arr.astype(real))
             ratio = log_u / np.broadcast_to(log_q, shape)
         g = np.floor(ratio) + real.type(1)
         return xla_math.to_int(g, np.dtype(dtype))
@@ -143,97 +158,104 @@ def _poisson_host(words: np.ndarray, lam: Any, shape: tuple[int, ...], dtype: st
 _STIRLING_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
                            0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
                            0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
-                           0.00833056343336287], F32)
+                           0.00833056343336287])
 
 
-def _stirling_tail(k: np.ndarray) -> np.ndarray:
+def _stirling_tail(k: np.ndarray, math: xla_math.FloatMath) -> np.ndarray:
     """log(k!) minus its Stirling approximation: a table for k <= 9, a series above."""
-    small = k <= F32(9)
-    clamped = np.clip(k, F32(0), F32(9))
-    k1 = clamped + F32(1)
+    T = math.type
+    small = k <= T(9)
+    clamped = np.clip(k, T(0), T(9))
+    k1 = clamped + T(1)
     kp1sq = k1 * k1
-    series = (F32(1.0 / 12) - (F32(1.0 / 360) - F32(1.0 / 1260) / kp1sq) / kp1sq) / k1
-    table = _STIRLING_TAIL[np.nan_to_num(np.floor(clamped)).astype(np.int32)]
+    series = (T(1.0 / 12) - (T(1.0 / 360) - T(1.0 / 1260) / kp1sq) / kp1sq) / k1
+    table = _STIRLING_TAIL.astype(math.dtype)[np.nan_to_num(np.floor(clamped)).astype(np.int32)]
     return np.where(small, table, series)
 
 
-def _inversion(words: np.ndarray, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+def _inversion(words: np.ndarray, count: np.ndarray, prob: np.ndarray,
+               math: xla_math.FloatMath) -> np.ndarray:
     """Binomial by counting geometric gaps until their sum passes count (small means)."""
-    log_q = xla_math.log1p(-prob)
-    num_geom = np.zeros(prob.shape, F32)
-    geom_sum = np.zeros(prob.shape, F32)
+    T = math.type
+    log_q = math.log1p(-prob)
+    num_geom = np.zeros(prob.shape, math.dtype)
+    geom_sum = np.zeros(prob.shape, math.dtype)
     key = words
     with np.errstate(divide="ignore", invalid="ignore"):
         while np.any(geom_sum <= count):
             subkey, key = threefry.split(key, (2,))
-            num_geom = np.where(geom_sum <= count, num_geom + F32(1), num_geom)
-            u = _uniform(subkey, prob.shape, np.dtype(F32), 0., 1.)
-            geom_sum = geom_sum + np.ceil(xla_math.log(u) / log_q)
-    return num_geom - F32(1)
+            num_geom = np.where(geom_sum <= count, num_geom + T(1), num_geom)
+            u = _uniform(subkey, prob.shape, math.dtype, 0., 1.)
+            geom_sum = geom_sum + np.ceil(math.log(u) / log_q)
+    return num_geom - T(1)
 
 
-def _btrs(words: np.ndarray, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+def _btrs(words: np.ndarray, count: np.ndarray, prob: np.ndarray, math: xla_math.FloatMath
+          ) -> np.ndarray:
     """Hormann's BTRS transformed rejection for binomials of large mean, all elements per
     round; accepted candidates overwrite an element's result every round, as in JAX."""
-    log, fma = xla_math.log, xla_math.fma
+    log, fma, T = math.log, math.fma, math.type
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        stddev = np.sqrt((count * prob) * (F32(1) - prob))
-        b = fma(F32(2.53), stddev, F32(1.15))
-        a = fma(F32(0.01), prob, fma(F32(0.0248), b, F32(-0.0873)))
-        c = fma(count, prob, F32(0.5))
-        v_r = F32(0.92) - F32(4.2) / b
-        r = prob / (F32(1) - prob)
-        alpha = (F32(2.83) + F32(5.1) / b) * stddev
-        m = np.floor((count + F32(1)) * prob)
-        k_out = np.full(prob.shape, F32(-1))
+        stddev = np.sqrt((count * prob) * (T(1) - prob))
+        b = fma(T(2.53), stddev, T(1.15))
+        a = fma(T(0.01), prob, fma(T(0.0248), b, T(-0.0873)))
+        c = fma(count, prob, T(0.5))
+        v_r = T(0.92) - T(4.2) / b
+        r = prob / (T(1) - prob)
+        alpha = (T(2.83) + T(5.1) / b) * stddev
+        m = np.floor((count + T(1)) * prob)
+        k_out = np.full(prob.shape, T(-1))
         accepted = np.zeros(prob.shape, bool)
         key = words
         for _ in range(_MAX_ROUNDS):
             if accepted.all():
                 break
             key, key_u, key_v = threefry.split(key, (3,))
-            u = _uniform(key_u, prob.shape, np.dtype(F32), 0., 1.) - F32(0.5)
-            v = _uniform(key_v, prob.shape, np.dtype(F32), 0., 1.)
-            us = F32(0.5) - np.abs(u)
-            accept1 = (us >= F32(0.07)) & (v <= v_r)
-            k = np.floor(fma((F32(2) * a) / us + b, u, c))
+            u = _uniform(key_u, prob.shape, math.dtype, 0., 1.) - T(0.5)
+            v = _uniform(key_v, prob.shape, math.dtype, 0., 1.)
+            us = T(0.5) - np.abs(u)
+            accept1 = (us >= T(0.07)) & (v <= v_r)
+            k = np.floor(fma((T(2) * a) / us + b, u, c))
             reject = (k < 0) | (k > count)
             v = log((v * alpha) / (a / (us * us) + b))
-            ub = fma(m + F32(0.5), log((m + F32(1)) / (r * ((count - m) + F32(1)))),
-                     (count + F32(1)) * log(((count - m) + F32(1)) / ((count - k) + F32(1))))
-            ub = fma(k + F32(0.5), log((r * ((count - k) + F32(1))) / (k + F32(1))), ub)
-            ub = ub + _stirling_tail(m) + _stirling_tail(count - m)
-            ub = ub - _stirling_tail(k) - _stirling_tail(count - k)
+            ub = fma(m + T(0.5), log((m + T(1)) / (r * ((count - m) + T(1)))),
+                     (count + T(1)) * log(((count - m) + T(1)) / ((count - k) + T(1))))
+            ub = fma(k + T(0.5), log((r * ((count - k) + T(1))) / (k + T(1))), ub)
+            ub = ub + _stirling_tail(m, math) + _stirling_tail(count - m, math)
+            ub = ub - _stirling_tail(k, math) - _stirling_tail(count - k, math)
             accept = accept1 | (~reject & (v <= ub))
             k_out = np.where(accept, k, k_out)
             accepted |= accept
     return k_out
 
 
-def _binomial(words: np.ndarray, count: Any, prob: Any, shape: tuple[int, ...]
-              ) -> np.ndarray:
-    """JAX's _binomial in float32: inversion where count * q <= 10, else BTRS, q = min(p,
-    1 - p); nan for a nan or negative count or a bad p, inf for an infinite count."""
-    prob = np.broadcast_to(np.asarray(prob).astype(F32), shape)
-    count = np.broadcast_to(np.asarray(count).astype(F32), shape)
+def _binomial(words: np.ndarray, count: Any, prob: Any, shape: tuple[int, ...],
+              real: np.dtype) -> np.ndarray:
+    """JAX's _binomial in the float dtype `real` (p's, promoted to inexact): inversion where
+    count * q <= 10, else BTRS, q = min(p, 1 - p); nan for a nan or negative count or a bad
+    p, inf for an infinite count."""
+    math = xla_math.FloatMath(real)
+    T = math.type
+    prob = np.broadcast_to(np.asarray(prob).astype(real), shape)
+    count = np.broadcast_to(np.asarray(count).astype(real), shape)
     with np.errstate(invalid="ignore", over="ignore"):
-        p_lt_half = prob < F32(0.5)
-        q = np.where(p_lt_half, prob, F32(1) - prob)
-        count_bad = np.isnan(count) | (count < F32(0))
+        p_lt_half = prob < T(0.5)
+        q = np.where(p_lt_half, prob, T(1) - prob)
+        count_bad = np.isnan(count) | (count < T(0))
         count_inf = np.isinf(count)
         q_nan = np.isnan(q)
-        q_neg = q < F32(0)
-        q = np.where(q_nan | q_neg, F32(0.01), q)
-        use_inversion = count_bad | (count * q <= F32(10))
+        q_neg = q < T(0)
+        q = np.where(q_nan | q_neg, T(0.01), q)
+        use_inversion = count_bad | (count * q <= T(10))
         count = np.floor(count)
         samples = np.where(
             use_inversion,
-            _inversion(words, np.where(use_inversion, count, F32(0)), q),
-            _btrs(words, np.where(use_inversion, F32(1e4), count),
-                  np.where(use_inversion, F32(0.5), q)))
+            _inversion(words, np.where(use_inversion, count, T(0)), q, math),
+            _btrs(words, np.where(use_inversion, T(1e4), count),
+                  np.where(use_inversion, T(0.5), q), math))
         invalid = q_neg | q_nan | count_bad
-        samples = np.where(invalid, F32(np.nan), samples)
-        samples = np.where(count_inf & ~invalid, F32(np.inf), samples)
+        samples = np.where(invalid, T(np.nan), samples)
+        samples = np.where(count_inf & ~invalid, T(np.inf), samples)
         keep = p_lt_half | count_bad | q_nan | count_inf
         return np.where(keep, samples, count - samples)
 
@@ -252,7 +274,7 @@ def binomial(key: KeyLike, n: Any, p: Any, shape: Shape | None = None,
 @_sampler("binomial")
 def _binomial_host(words: np.ndarray, n: Any, p: Any, shape: tuple[int, ...], dtype: str
                    ) -> np.ndarray:
-    return _binomial(words, n, p, shape).astype(np.dtype(dtype))
+    return _binomial(words, n, p, shape, _inexact_dtype(p)).astype(np.dtype(dtype))
 
 
 def multinomial(key: KeyLike, n: Any, p: Any, *, shape: Shape | None = None,
@@ -274,14 +296,16 @@ def multinomial(key: KeyLike, n: Any, p: Any, *, shape: Shape | None = None,
 @_sampler("multinomial")
 def _multinomial_host(words: np.ndarray, n: Any, p: Any, shape: tuple[int, ...], dtype: str
                       ) -> np.ndarray:
-    remainder = np.broadcast_to(np.asarray(n).astype(F32), shape[:-1])
-    p = np.moveaxis(np.broadcast_to(np.asarray(p).astype(F32), shape), -1, 0)
-    remaining = np.flip(np.cumsum(np.flip(p, 0), axis=0, dtype=F32), 0)
-    ratios = p / np.where(remaining == 0, F32(1), remaining)
+    real = _inexact_dtype(n, p)
+    remainder = np.broadcast_to(np.asarray(n).astype(real), shape[:-1])
+    p = np.moveaxis(np.broadcast_to(np.asarray(p).astype(real), shape), -1, 0)
+    remaining = np.flip(np.cumsum(np.flip(p, 0), axis=0, dtype=real), 0)
+    ratios = p / np.where(remaining == 0, real.type(1), remaining)
     keys = threefry.split(words, (p.shape[0],))
     counts = []
     for ratio, key in zip(ratios, keys):
-        count = _binomial(key, remainder, np.clip(ratio, F32(0), F32(1)), shape[:-1])
+        count = _binomial(key, remainder, np.clip(ratio, real.type(0), real.type(1)),
+                          shape[:-1], real)
         remainder = remainder - count
         counts.append(count)
     return np.moveaxis(np.stack(counts), 0, -1).astype(np.dtype(dtype))

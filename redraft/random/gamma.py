@@ -25,37 +25,11 @@ __all__ = ["ball", "beta", "chisquare", "dirichlet", "f", "gamma", "generalized_
            "loggamma", "random_gamma_grad", "random_gamma_p", "t"]
 
 F32 = np.float32
-_THIRD = F32(1.0 / 3.0)
-_SQUEEZE = F32(0.0331)
+_THIRD = 1.0 / 3.0  # rounded to the samples' dtype where used, as JAX's constants are
+_SQUEEZE = 0.0331
 
 
-class _Arithmetic:
-    """The float steps of XLA's gamma loop in one dtype: float32 contracts multiply-adds into
-    fused ones and uses XLA's log; float16 rounds every step to float16 (XLA computes each
-    float16 operation in float32 and rounds it back)."""
-
-    def __init__(self, dtype: np.dtype) -> None:
-        self.dtype = np.dtype(dtype)
-        self.type = self.dtype.type
-        self.single = self.dtype == np.float32
-
-    def fma(self, a, b, c):
-        return xla_math.fma(a, b, c) if self.single else a * b + c
-
-    def log(self, x):
-        return xla_math.log(x).astype(self.dtype)
-
-    def log1p(self, x):
-        return xla_math.log1p(x).astype(self.dtype)
-
-    def pow(self, x, y):
-        return xla_math.pow(x, y).astype(self.dtype)
-
-    def rsqrt(self, x):
-        return xla_math.rsqrt(x).astype(self.dtype)
-
-
-def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray, ops: _Arithmetic
+def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray, ops: xla_math.FloatMath
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(d, V) of Marsaglia-Tsang's accepted draw for each (key, alpha >= 1) pair."""
     one, dtype = ops.type(1), ops.dtype
@@ -94,7 +68,7 @@ def _marsaglia_tsang(keys: np.ndarray, alpha: np.ndarray, ops: _Arithmetic
 def _gamma_one(keys: np.ndarray, alpha: np.ndarray, log_space: bool) -> np.ndarray:
     """JAX's _gamma_one for every (key, alpha) pair: keys (n, 2), alpha (n,) of the
     samples' dtype (float32 or float16)."""
-    ops = _Arithmetic(alpha.dtype)
+    ops = xla_math.FloatMath(alpha.dtype)  # the loop's steps in the samples' dtype
     one = ops.type(1)
     boost_mask = alpha >= one
     boosted = np.where(boost_mask, alpha, alpha + one)
@@ -194,8 +168,8 @@ def _beta_host(words: np.ndarray, a: Any, b: Any, shape: tuple[int, ...], dtype:
     log_b = _gamma_in(key_b, b, shape, dtype, True)
     log_max = np.maximum(log_a, log_b)
     with np.errstate(invalid="ignore"):
-        scaled_a = xla_math.exp(log_a - log_max).astype(dtype)
-        scaled_b = xla_math.exp(log_b - log_max).astype(dtype)
+        scaled_a = xla_math.FloatMath(dtype).exp(log_a - log_max)
+        scaled_b = xla_math.FloatMath(dtype).exp(log_b - log_max)
         return (scaled_a / (scaled_a + scaled_b)).astype(dtype)
 
 
@@ -224,15 +198,15 @@ def _dirichlet_host(words: np.ndarray, alpha: Any, shape: tuple[int, ...], dtype
     log_g = _gamma_in(words, alpha, shape, dtype, True)
     with np.errstate(invalid="ignore", divide="ignore"):
         # jax.nn.softmax, exp(x - max) / sum, where XLA divides by multiplying with 1 / sum
-        unnormalized = xla_math.exp(log_g - np.max(log_g, axis=-1, keepdims=True))
-        unnormalized = unnormalized.astype(dtype)
+        unnormalized = xla_math.FloatMath(dtype).exp(log_g - np.max(log_g, axis=-1,
+                                                                    keepdims=True))
         return (unnormalized * (dtype.type(1) / _sum_last(unnormalized))).astype(dtype)
 
 
 def _sum_last(x: np.ndarray) -> np.ndarray:
     """Sum over the last axis in index order, keeping it (as XLA's CPU code sums a row whose
     terms it computes in the same loop)."""
-    wide = x.astype(np.float32)  # float16 rows are summed in float32
+    wide = x if x.dtype == np.float64 else x.astype(np.float32)  # float16: in float32
     total = wide[..., 0:1]
     for i in range(1, x.shape[-1]):
         total = total + wide[..., i:i + 1]
@@ -252,7 +226,7 @@ def _chisquare(words: np.ndarray, df: Any, shape: tuple[int, ...], dtype: np.dty
                ) -> np.ndarray:
     half = _param("chisquare", df, dtype, shape) / dtype.type(2)
     log_g = _gamma(words, np.asarray(half), True, dtype)
-    return (xla_math.exp(log_g).astype(dtype) * dtype.type(2)).astype(dtype)
+    return (xla_math.FloatMath(dtype).exp(log_g).astype(dtype) * dtype.type(2))
 
 
 @_sampler("chisquare")
@@ -325,7 +299,7 @@ def _generalized_normal(words: np.ndarray, p: Any, shape: tuple[int, ...], dtype
     inverse = _inverse(p, dtype)
     g = _gamma(key_g, np.broadcast_to(inverse, shape), False, dtype)
     r = _signs(key_r, shape, dtype)
-    return (r * xla_math.pow(g, inverse).astype(dtype)).astype(dtype)
+    return (r * xla_math.FloatMath(dtype).pow(g, inverse)).astype(dtype)
 
 
 def _inverse(p: Any, dtype: np.dtype) -> np.ndarray:
@@ -363,8 +337,8 @@ def _ball_host(words: np.ndarray, d: int, p: Any, shape: tuple[int, ...], dtype:
     g = _generalized_normal(key_g, p, (*shape, d), dtype)
     e = _exponential(key_e, shape, dtype)
     inverse = _inverse(p, dtype)
-    powered = xla_math.pow(np.abs(g), np.asarray(p, dtype)).astype(dtype)
-    radius = xla_math.pow(_sum_last(powered)[..., 0] + e, inverse).astype(dtype)
+    powered = xla_math.FloatMath(dtype).pow(np.abs(g), np.asarray(p, dtype))
+    radius = xla_math.FloatMath(dtype).pow(_sum_last(powered)[..., 0] + e, inverse)
     with np.errstate(divide="ignore", invalid="ignore"):  # XLA: g * (1 / radius)
         return (g * (dtype.type(1) / radius[..., None])).astype(dtype)
 

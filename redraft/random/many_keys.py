@@ -44,14 +44,17 @@ def split(keys: np.ndarray, num: int) -> np.ndarray:
 
 
 def bits(keys: np.ndarray, width: int = 32) -> np.ndarray:
-    """random_bits(key, width, ()) for every key (width 16 or 32): shape (n,)."""
+    """random_bits(key, width, ()) for every key (width 16, 32 or 64): shape (n,). 64-bit
+    values are y0 << 32 | y1, narrower ones y0 ^ y1 truncated."""
     zeros = np.zeros(keys.shape[0], np.uint32)
     y0, y1 = hash_pairs(keys, zeros, zeros)
+    if width == 64:
+        return (y0.astype(np.uint64) << np.uint64(32)) | y1.astype(np.uint64)
     return (y0 ^ y1).astype(f"uint{width}")
 
 
 def uniform(keys: np.ndarray, minval=0., maxval=1., dtype=np.float32) -> np.ndarray:
-    """uniform(key, (), dtype, minval, maxval) for every key (float32 or float16)."""
+    """uniform(key, (), dtype, minval, maxval) for every key (float16, 32 or 64)."""
     dtype = np.dtype(dtype)
     unit = threefry.unit_floats(bits(keys, dtype.itemsize * 8), dtype)
     return threefry.scale_to_range(unit, dtype.type(minval), dtype.type(maxval))
@@ -62,5 +65,7 @@ def normal(keys: np.ndarray, dtype=np.float32) -> np.ndarray:
     dtype = np.dtype(dtype)
     low = np.nextafter(dtype.type(-1), dtype.type(0))
     u = uniform(keys, low, 1., dtype)
+    if dtype == np.float64:
+        return np.sqrt(2.0) * threefry.erfinv_float64(u)
     erfinv = threefry.erfinv_float32(u).astype(dtype)
     return dtype.type(np.sqrt(2)) * erfinv

@@ -1,10 +1,10 @@
 """multivariate_normal: mean + F z for standard normal z and a factor F with F F^T = cov.
 
 The factor comes from NumPy's LAPACK (Cholesky by default, or an SVD or eigendecomposition),
-where JAX calls its own LAPACK build, so samples agree with JAX's to float32 rounding of the
-factorisation (a few ulp) for 'cholesky'. 'svd' and 'eigh' factors are unique only up to the
-signs of their columns, which two LAPACK builds may choose differently: those samples have
-JAX's distribution but need not equal its numbers.
+where JAX calls its own LAPACK build, so samples agree with JAX's to the rounding of the
+factorisation (a few ulp, in float32, or float64 with x64 on) for 'cholesky'. 'svd' and 'eigh'
+factors are unique only up to the signs of their columns, which two LAPACK builds may choose
+differently: those samples have JAX's distribution but need not equal its numbers.
 """
 from __future__ import annotations
 
@@ -90,10 +90,11 @@ def _cholesky_or_nan(cov: np.ndarray) -> np.ndarray:
 def _multivariate_normal_host(words: np.ndarray, mean: Any, cov: Any, shape: tuple[int, ...],
                               dtype: str, method: str) -> np.ndarray:
     dtype = np.dtype(dtype)
-    mean = np.asarray(mean).astype(np.float32)
-    cov = np.asarray(cov).astype(np.float32)
+    work = np.dtype(np.float64 if dtype == np.float64 else np.float32)  # float16: in float32
+    mean = np.asarray(mean).astype(work)
+    cov = np.asarray(cov).astype(work)
     n = mean.shape[-1]
     factor = _factor(cov, method)
-    z = _normal(words, shape + (n,), dtype).astype(np.float32)
+    z = _normal(words, shape + (n,), dtype).astype(work)
     product = np.einsum("...ij,...j->...i", factor, z)
     return (mean + product).astype(dtype)

@@ -14,10 +14,11 @@ import ctypes.util
 
 import numpy as np
 
-from redraft.kernels.threefry import fma_float32, log1p_float32, log_float32
+from redraft.kernels.threefry import (fma_float32, fma_float64, log1p_float32, log1p_float64,
+                                     log_float32)
 
-__all__ = ["exp", "fma", "lgamma_positive", "log", "log1p", "log1p_folded", "pow", "rsqrt",
-           "tan"]
+__all__ = ["FloatMath", "exp", "fma", "lgamma_positive", "log", "log1p", "log1p_folded", "pow",
+           "rsqrt", "tan"]
 
 F32 = np.float32
 fma = fma_float32
@@ -82,7 +83,25 @@ def _libm_binary(name: str):
     return fn
 
 
+def _libm_double(name: str, arity: int):
+    lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    fn = getattr(lib, name)
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double] * arity
+    return np.frompyfunc(fn, arity, 1)
+
+
 _powf = np.frompyfunc(_libm_binary("powf"), 2, 1)
+# XLA's CPU backend calls the C library for float64 pow, tan and log (NumPy's own SIMD
+# versions differ from it by an ulp on a few values in a hundred)
+_pow64, _tan64, _log64 = _libm_double("pow", 2), _libm_double("tan", 1), _libm_double("log", 1)
+
+
+def libm_float64(fn, *args) -> np.ndarray:
+    """The C library's double function `fn` (_pow64, _tan64, _log64) elementwise."""
+    arrays = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in args))
+    if arrays[0].size == 0:
+        return np.zeros(arrays[0].shape, np.float64)
+    return np.asarray(fn(*arrays), np.float64).reshape(arrays[0].shape)
 _tanf = np.frompyfunc(_libm_unary("tanf"), 1, 1)
 
 
@@ -153,3 +172,91 @@ def to_int(x, dtype) -> np.ndarray:
         clipped = np.clip(np.nan_to_num(np.trunc(x), nan=0.0), info.min, info.max)
         big = clipped >= float(info.max)  # float(info.max) may round up past the bound
         return np.where(big, info.max, clipped.astype(np.float64).astype(dtype)).astype(dtype)
+
+
+# Cephes' double exp (Eigen's pexp for double), as XLA's CPU backend generates it: n =
+# floor(x log2(e) + 1/2), r = x - n ln 2 in two parts, e**r = 1 + 2 r P(r^2) / (Q(r^2) -
+# r P(r^2)), times 2**n; multiply-adds fused. Subnormal results are flushed to zero, as
+# XLA's vectorised loop does (its scalar remainder keeps them: arrays of a few elements may
+# differ from JAX's there, below exp(-708.4)).
+_EXP64_P = (1.26177193074810590878e-4, 3.02994407707441961300e-2, 9.99999999999999999910e-1)
+_EXP64_Q = (3.00198505138664455042e-6, 2.52448340349684104192e-3, 2.27265548208155028766e-1,
+            2.00000000000000000009e0)
+_EXP64_LN2_HI, _EXP64_LN2_LO = 0.693145751953125, 1.42860682030941723212e-6
+_EXP64_LOW = -709.784
+
+
+def exp_float64(x) -> np.ndarray:
+    """e**x in float64 as XLA computes it (bit for bit on 200,000 values against JAX 0.10.2's
+    CPU backend, where the C library's exp differs by up to 2 ulp on one value in seven)."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(x)
+        clamped = np.where(finite, np.maximum(x, _EXP64_LOW), 0.0)  # keeps 2**n finite
+        n = np.floor(fma_float64(clamped, 1.4426950408889634073599, 0.5))
+        r = fma_float64(-n, _EXP64_LN2_HI, clamped)
+        r = fma_float64(-n, _EXP64_LN2_LO, r)
+        r2 = r * r
+        p = np.full_like(r, _EXP64_P[0])
+        for coef in _EXP64_P[1:]:
+            p = fma_float64(p, r2, coef)
+        p = p * r
+        q = np.full_like(r, _EXP64_Q[0])
+        for coef in _EXP64_Q[1:]:
+            q = fma_float64(q, r2, coef)
+        y = fma_float64(2.0, p / (q - p), 1.0)
+        out = flush_subnormal(np.ldexp(y, n.astype(np.int64)))
+    return np.where(finite, out, np.where(x > 0, np.inf, np.where(np.isnan(x), x, 0.0)))
+
+
+class FloatMath:
+    """XLA's float steps in one sample dtype, for samplers written once for every dtype.
+
+    float32 uses the functions above (XLA's polynomials, fused multiply-adds); float16 computes
+    each step in float32 and rounds it back, as XLA does. float64 (x64 mode) repeats XLA's
+    float64 code too: exact fused multiply-adds, Cephes' exp (exp_float64), XLA's log1p, and
+    the C library's log, pow and tan, which XLA calls. Only rsqrt is not XLA's: it starts
+    from the processor's approximation (as in float32), so 1 / sqrt(x) is used, within 2 ulp.
+    """
+
+    def __init__(self, dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.type = self.dtype.type
+        self.double = self.dtype == np.float64
+        self.single = self.dtype == np.float32
+
+    def fma(self, a, b, c) -> np.ndarray:
+        if self.double:
+            return fma_float64(a, b, c)
+        return fma_float32(a, b, c) if self.single else a * b + c
+
+    def exp(self, x) -> np.ndarray:
+        if self.double:
+            return exp_float64(x)
+        return exp(x).astype(self.dtype)
+
+    def log(self, x) -> np.ndarray:
+        if self.double:
+            return libm_float64(_log64, x)
+        return log(x).astype(self.dtype)
+
+    def log1p(self, x) -> np.ndarray:
+        if self.double:
+            return log1p_float64(x)
+        return log1p(x).astype(self.dtype)
+
+    def pow(self, x, y) -> np.ndarray:
+        if self.double:
+            return libm_float64(_pow64, x, y)
+        return pow(x, y).astype(self.dtype)
+
+    def tan(self, x) -> np.ndarray:
+        if self.double:
+            return libm_float64(_tan64, x)
+        return tan(x).astype(self.dtype)
+
+    def rsqrt(self, x) -> np.ndarray:
+        if self.double:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return 1.0 / np.sqrt(np.asarray(x, np.float64))
+        return rsqrt(x).astype(self.dtype)
