@@ -631,3 +631,75 @@ def f(x, w):
         u += 1
     return jnp.mean(w)
 ''')
+
+
+# ---- vmap of programs that rebind a name to another shape in a loop ---------------------------
+# found by seed 204 of the long run after this session's fixes (errors, not wrong numbers):
+# (fixed: the all-False mask carried through reversed loops) x rebound from a tuple item to a
+# scalar in a while's branch; (open) a pair swap that gives x w's shape inside a while with
+# break, before a value-if loop
+
+VMAP_REBOUND_TO_SCALAR = '''\
+def f(x, w):
+    for i in range(STEPS):
+        p = jnp.reshape(jnp.reshape((w + x), (9,)), (3, 3))
+    q = x
+    t = 0
+    while t < 3:
+        q = jnp.full((3,), jnp.mean(jnp.tanh(x[:, None] * x)))
+        if t % 2 == 0:
+            pair = (jnp.full((3,), jnp.sum(q)), jnp.mean(w ** 2))
+            x, b = pair
+            x = jnp.exp(jnp.sin(w[0]))
+        else:
+            z = (w * w)
+        t += 1
+    q = jnp.where(jnp.tanh(x) > 0.0, jnp.tanh(x), (jnp.exp(jnp.sin(q)) * 0.5))
+    q = jnp.where(q > 0.0, q, ((-q) * 0.5))
+    return jnp.sum(q)
+'''
+
+VMAP_PAIR_SWAP_CHANGES_SHAPE = '''\
+def f(x, w):
+    if STEPS > 1:
+        n = 0
+        while n < 2:
+            if n == 1:
+                break
+            pair = (w, x)
+            h, x = pair
+            g = (jnp.sum(x) * jnp.sum(x))
+            d = (jnp.tanh(x) ** 2)
+            n += 1
+    else:
+        u = 0
+        while u < 3:
+            q = ((jnp.sum(x) * jnp.sum(x)) * 0.5)
+            u += 1
+    w = w
+    x = (jnp.sin(x) + jnp.sin(x))
+    u = 0
+    while u < 2:
+        if jnp.sum(x) > -0.2:
+            pair = (jnp.mean(w ** 2), jnp.sum(x))
+            b, g = pair
+            w -= (w * 0.5)
+        else:
+            w -= (jnp.sum(x) + jnp.sum(x))
+        for k in range(STEPS):
+            p = ((x - x) + jnp.concatenate([x[1:], x[:1]]))
+        a = jnp.tanh((w * 0.5) @ w)
+        u += 1
+    p = x
+    return jnp.sum(p)
+'''
+
+
+def test_vmap_name_rebound_to_a_scalar_in_a_loop_branch():
+    holds("vmap", VMAP_REBOUND_TO_SCALAR, seed=0)
+
+
+@xfail("vmap: a loop-carried name that changes shape in its first iteration is broadcast to "
+       "its entry shape")
+def test_vmap_pair_swap_that_changes_a_carried_shape():
+    holds("vmap", VMAP_PAIR_SWAP_CHANGES_SHAPE, seed=1)
