@@ -9,27 +9,10 @@ import pytest
 
 import redraft
 from redraft import random
+from stored_vectors import stored_samples, ulp_distance
 
 DATA = json.loads(pathlib.Path(__file__).with_name("jax_vectors.json").read_text())
 CASES = {case["name"]: case for case in DATA["cases"]}
-
-
-def _expected(case) -> np.ndarray:
-    dtype = np.dtype(case["dtype"])
-    if dtype.kind == "f":
-        bits = np.array(case["bits"], f"uint{dtype.itemsize * 8}")
-        return bits.view(dtype).reshape(case["shape"])
-    return np.array(case["bits"], dtype).reshape(case["shape"])
-
-
-def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Units in the last place between float arrays of one dtype (0 where both are nan)."""
-    signed = np.dtype(f"int{a.dtype.itemsize * 8}")
-    ia = a.view(signed).astype(np.int64)
-    ib = b.view(signed).astype(np.int64)
-    ia = np.where(ia < 0, np.iinfo(signed).min - ia, ia)  # order negative floats too
-    ib = np.where(ib < 0, np.iinfo(signed).min - ib, ib)
-    return np.where(np.isnan(a) & np.isnan(b), 0, np.abs(ia - ib))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -38,13 +21,13 @@ def test_same_samples_as_jax(name):
     env = {"R": random, "np": np, "jit": redraft.jit, "grad": redraft.grad,
            "key": random.PRNGKey(case["seed"])}
     actual = np.asarray(eval(case["expr"], env))
-    expected = _expected(case)
+    expected = stored_samples(case)
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     if case["rtol"]:
         np.testing.assert_allclose(actual, expected, rtol=case["rtol"], atol=1e-6,
                                    err_msg=case["note"])
     elif expected.dtype.kind == "f":
-        distance = _ulp_distance(actual, expected)
+        distance = ulp_distance(actual, expected)
         assert distance.max() <= case["ulp"], (
             f"{distance.max()} ulp from JAX at {np.argmax(distance)}: {case['note']}")
     else:
@@ -63,4 +46,4 @@ def test_typed_keys_give_the_same_samples(name):
     env = {"R": random, "np": np, "jit": redraft.jit, "grad": redraft.grad,
            "key": random.wrap_key_data(np.asarray(random.PRNGKey(case["seed"])))}
     actual = np.asarray(eval(case["expr"], env))
-    assert actual.tobytes() == _expected(case).tobytes()
+    assert actual.tobytes() == stored_samples(case).tobytes()

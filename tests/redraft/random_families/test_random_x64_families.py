@@ -14,6 +14,7 @@ import pytest
 
 import redraft
 from redraft import random
+from stored_vectors import stored_samples, ulp_distance
 
 DATA = json.loads(pathlib.Path(__file__).with_name("jax_x64_vectors.json").read_text())
 CASES = {case["name"]: case for case in DATA["cases"]}
@@ -42,23 +43,6 @@ RTOLS = {"gamma_grad": (1e-10, GRAD), "gamma_grad_small": (1e-10, GRAD),
          "loggamma_grad": (1e-10, GRAD)}
 
 
-def _expected(case) -> np.ndarray:
-    dtype = np.dtype(case["dtype"])
-    if dtype.kind == "f":
-        bits = np.array(case["bits"], f"uint{dtype.itemsize * 8}")
-        return bits.view(dtype).reshape(case["shape"])
-    return np.array(case["bits"], dtype).reshape(case["shape"])
-
-
-def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Units in the last place between float arrays of one dtype (0 where both are nan)."""
-    signed = np.dtype(f"int{a.dtype.itemsize * 8}")
-    ia, ib = a.view(signed).astype(np.int64), b.view(signed).astype(np.int64)
-    ia = np.where(ia < 0, np.iinfo(signed).min - ia, ia)  # order negative floats too
-    ib = np.where(ib < 0, np.iinfo(signed).min - ib, ib)
-    return np.where(np.isnan(a) & np.isnan(b), 0, np.abs(ia - ib))
-
-
 @pytest.fixture
 def x64():
     """x64 on for one test, then whatever it was before."""
@@ -79,7 +63,7 @@ def _run(case) -> np.ndarray:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_samples_as_jax_with_x64(x64, name):
     case = CASES[name]
-    actual, expected = _run(case), _expected(case)
+    actual, expected = _run(case), stored_samples(case)
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     if expected.dtype.kind != "f":
         np.testing.assert_array_equal(actual, expected)
@@ -90,7 +74,7 @@ def test_same_samples_as_jax_with_x64(x64, name):
         np.testing.assert_allclose(actual, expected, rtol=rtol, atol=0, err_msg=note)
         return
     ulp, note = TOLERANCES.get(family, (0, "bit-identical"))
-    distance = _ulp_distance(actual, expected)
+    distance = ulp_distance(actual, expected)
     assert distance.max() <= ulp, f"{distance.max()} ulp from JAX at {np.argmax(distance)}: {note}"
 
 
@@ -155,6 +139,6 @@ def test_float64_exp_against_the_c_library():
     flushes subnormal results to 0, and keeps inf, -inf and nan as exp does."""
     from redraft.random.xla_math import exp_float64
     x = np.random.default_rng(0).uniform(-708, 709.78, 200_000)
-    np.testing.assert_array_less(_ulp_distance(exp_float64(x), np.exp(x)), 3)
+    np.testing.assert_array_less(ulp_distance(exp_float64(x), np.exp(x)), 3)
     edges = exp_float64(np.array([-np.inf, -720.0, np.inf, np.nan, 0.0]))
     assert edges[:3].tolist() == [0.0, 0.0, np.inf] and np.isnan(edges[3]) and edges[4] == 1
