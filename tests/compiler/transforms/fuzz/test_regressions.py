@@ -734,3 +734,35 @@ def test_grad_of_jvp_through_a_pair_rebound_across_value_ifs_and_a_loop():
 
 def test_jvp_of_grad_through_a_pair_rebound_across_value_ifs_and_a_loop():
     holds("hvp", GJVP_PAIR_ACROSS_IFS_AND_LOOP, seed=402)
+
+
+# ---- open: a name bound in a for loop and in a value-if, both inside a while ----------------
+# (open, seed 209 of the long run: an error in every transform, not a wrong number) generated
+# code raises UnboundLocalError for `pair`, which the program binds before each read
+
+PAIR_IN_FOR_AND_VALUE_IF_IN_WHILE = '''\
+def f(x, w):
+    t = 0
+    while t < 1:
+        for j in range(3):
+            pair = (w, jnp.cos(jnp.sum(x)))
+            w, d = pair
+            q = x
+        a = jnp.sum(jnp.tanh(w @ x))
+        if jnp.mean(w) > -0.2:
+            pair = (w.at[1].set(x), (a * a))
+            w, a = pair
+        else:
+            x = x
+        t += 1
+    h = x.at[-1].multiply(0.5)
+    if STEPS == 3:
+        c = x
+    return jnp.mean(w) + jnp.sum(jnp.sin(x)) + jnp.sum(h ** 2)
+'''
+
+
+@xfail("UnboundLocalError for a name bound in a for loop and again in a value-if, both in "
+       "a while")
+def test_grad_of_a_name_bound_in_a_for_and_a_value_if_inside_a_while():
+    holds("grad_fd", PAIR_IN_FOR_AND_VALUE_IF_IN_WHILE, seed=3039)
