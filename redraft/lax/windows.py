@@ -240,14 +240,20 @@ def conv_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
     return (lhs_shape[0] // batch_group_count, rhs_shape[0], *spatial)
 
 
+def _in_spec_order(lhs_shape, rhs_shape, dimension_numbers):
+    """(lhs shape, rhs shape) permuted into (N, C, spatial...) / (O, I, spatial...) order,
+    and the permutation that puts an output in that order."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dn)
+    return (tuple(lhs_shape[i] for i in lhs_perm), tuple(rhs_shape[i] for i in rhs_perm),
+            out_perm)
+
+
 def conv_general_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
                              window_strides: Sequence[int], padding,
                              dimension_numbers) -> tuple[int, ...]:
     """The output shape of conv_general_dilated without dilation, in the out spec's order."""
-    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
-    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dn)
-    lhs_trans = tuple(lhs_shape[i] for i in lhs_perm)
-    rhs_trans = tuple(rhs_shape[i] for i in rhs_perm)
+    lhs_trans, rhs_trans, out_perm = _in_spec_order(lhs_shape, rhs_shape, dimension_numbers)
     out_trans = conv_shape_tuple(lhs_trans, rhs_trans, window_strides, padding)
     return tuple(out_trans[out_perm.index(i)] for i in range(len(out_trans)))
 
@@ -256,10 +262,7 @@ def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int
                                window_strides: Sequence[int], padding,
                                dimension_numbers) -> tuple[int, ...]:
     """The output shape of conv_transpose (with `padding` 'SAME', 'VALID' or pairs)."""
-    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
-    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dn)
-    lhs_trans = tuple(lhs_shape[i] for i in lhs_perm)
-    rhs_trans = tuple(rhs_shape[i] for i in rhs_perm)
+    lhs_trans, rhs_trans, out_perm = _in_spec_order(lhs_shape, rhs_shape, dimension_numbers)
     if isinstance(padding, str):
         padding = [_conv_transpose_padding(k, s, padding)
                    for k, s in zip(rhs_trans[2:], window_strides)]

@@ -200,25 +200,21 @@ defjvp(nn.log_softmax, _log_softmax_jvp)
 defvjp(nn.log_softmax, _log_softmax_vjp)
 
 
-def _gelu_jvp(x_dot, ans, x, approximate=True):
+def _gelu_slope(x, approximate):
     """d/dx of x * Phi(x): through the tanh approximation, or Phi(x) + x phi(x) exactly."""
     if approximate:
         t = jnp.tanh(SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x))
-        slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * SQRT_2_OVER_PI * (
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * SQRT_2_OVER_PI * (
             1 + 3 * GELU_CUBIC * x * x)
-    else:
-        slope = 0.5 * (1 + lax.erf(x * INV_SQRT2)) + x * jnp.exp(-0.5 * x * x) * INV_SQRT_2PI
-    return x_dot * slope
+    return 0.5 * (1 + lax.erf(x * INV_SQRT2)) + x * jnp.exp(-0.5 * x * x) * INV_SQRT_2PI
+
+
+def _gelu_jvp(x_dot, ans, x, approximate=True):
+    return x_dot * _gelu_slope(x, approximate)
 
 
 def _gelu_vjp(g, ans, x, approximate=True):
-    if approximate:
-        t = jnp.tanh(SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x))
-        slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * SQRT_2_OVER_PI * (
-            1 + 3 * GELU_CUBIC * x * x)
-    else:
-        slope = 0.5 * (1 + lax.erf(x * INV_SQRT2)) + x * jnp.exp(-0.5 * x * x) * INV_SQRT_2PI
-    return g * slope
+    return g * _gelu_slope(x, approximate)
 
 
 defjvp(nn.gelu, _gelu_jvp)
