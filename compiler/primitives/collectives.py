@@ -15,7 +15,8 @@ from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
 from redraft.compiler.primitives.base import Primitive, WeakRule
 from redraft.runtime import collectives as rc
 from redraft.runtime.convert import as_array
-from redraft.runtime.eager import bind, impl_rules
+from redraft.runtime.eager import bind as bind_now, impl_rules
+from redraft.runtime.staged import StagedBuf
 from redraft.runtime.pytree import tree_map
 from redraft.runtime.staging_context import active_builder
 
@@ -192,6 +193,16 @@ def _groups(axis_index_groups, size: int, what: str) -> tuple[tuple[int, ...], .
     return groups
 
 
+def bind(prim: Primitive, *args, **params):
+    """Bind a collective. While a function compiles it is always staged, on known operands
+    too: run at compile time, its rendezvous would need every device to be compiling at that
+    moment, and a jitted body is compiled once, by one device's thread, for all of them."""
+    builder = active_builder()
+    if builder is not None and not any(type(a._buf) is StagedBuf for a in args):
+        return builder.stage(prim, list(args), params)
+    return bind_now(prim, *args, **params)
+
+
 def _reduce(prim: Primitive, what: str, x, axis_name, axis_index_groups):
     name = _name(axis_name)
     size = rc.frame_of(name, what).size
@@ -295,10 +306,7 @@ def axis_index(axis_name):
     """This participant's index along the axis `axis_name` (int32)."""
     name = _name(axis_name)
     rc.frame_of(name, "lax.axis_index")
-    builder = active_builder()
-    if builder is not None:  # compiling: the index is read when the code runs
-        return builder.stage(axis_index_p, [], {"axis_name": name})
-    return bind(axis_index_p, axis_name=name)
+    return bind(axis_index_p, axis_name=name)  # compiling: read when the code runs
 
 
 def axis_size(axis_name) -> int:
