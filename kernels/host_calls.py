@@ -19,13 +19,12 @@ as JAX's kernels return NaN rather than raising.
 from __future__ import annotations
 
 import ctypes
-import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
 import numpy as np
+from redraft.kernels.jit_host import install_callback
 
 SYMBOL = "redraft_host_kernel"
 
@@ -101,11 +100,8 @@ def _callback(key: int, pointers: int) -> None:
     run_site(site, [b or 0 for b in bases])
 
 
-@functools.cache
-def _install() -> ctypes._CFuncPtr:
-    callback = _CALLBACK_TYPE(_callback)
-    llvm.add_symbol(SYMBOL, ctypes.cast(callback, ctypes.c_void_p).value)
-    return callback   # cached: the thunk must outlive every compiled module
+def _install() -> None:
+    install_callback(SYMBOL, _CALLBACK_TYPE, _callback)
 
 
 def install() -> None:

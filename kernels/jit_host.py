@@ -11,12 +11,14 @@ import ctypes
 import functools
 import os
 import threading
-from typing import Sequence
+from typing import Callable, Sequence
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-LLVM_LOCK = threading.Lock()  # LLVM's global context is not thread safe: one compile at a time
+# LLVM's global context is not thread safe: one thread inside LLVM at a time. Reentrant, so
+# that a garbage collection on the thread holding it can close LLVM objects (close_llvm).
+LLVM_LOCK = threading.RLock()
 # A fork while another thread compiles would hand the child a lock nobody releases (and LLVM
 # state half-way through a change): fork only between compiles.
 os.register_at_fork(before=LLVM_LOCK.acquire, after_in_parent=LLVM_LOCK.release,
@@ -25,8 +27,35 @@ os.register_at_fork(before=LLVM_LOCK.acquire, after_in_parent=LLVM_LOCK.release,
 
 @functools.lru_cache(maxsize=None)
 def _initialise() -> None:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
+    with LLVM_LOCK:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+
+
+def close_llvm(*objects) -> None:
+    """Free LLVM objects (engines, modules) now, under LLVM's lock. llvmlite frees an object
+    when Python drops it, on whichever thread that happens; a module freed while another
+    thread compiles in the same context corrupts that context, so owners free theirs here."""
+    with LLVM_LOCK:
+        for obj in objects:
+            if obj is not None and not obj.closed:
+                obj.close()
+
+
+_CALLBACKS: dict[str, object] = {}
+
+
+def install_callback(symbol: str, prototype: type, function) -> None:
+    """Make the Python `function` the C symbol `symbol` of compiled code, once a process.
+
+    The ctypes thunk lives as long as the process (compiled code may call it at any time).
+    Under the lock: two threads lowering at once must not each make a thunk, since the one
+    dropped would leave the symbol pointing at freed memory."""
+    with LLVM_LOCK:
+        if symbol not in _CALLBACKS:
+            thunk = prototype(function)
+            llvm.add_symbol(symbol, ctypes.cast(thunk, ctypes.c_void_p).value)
+            _CALLBACKS[symbol] = thunk
 
 
 def new_host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
@@ -45,10 +74,17 @@ def new_host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
     )
 
 
-@functools.lru_cache(maxsize=None)
+_HOST_MACHINES: dict[int, llvm.TargetMachine] = {}
+
+
 def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
-    """The shared host target machine (never handed to an engine)."""
-    return new_host_target_machine(opt_level)
+    """The shared host target machine (never handed to an engine), made once."""
+    machine = _HOST_MACHINES.get(opt_level)
+    if machine is None:
+        with LLVM_LOCK:
+            machine = _HOST_MACHINES.get(opt_level) or new_host_target_machine(opt_level)
+            _HOST_MACHINES[opt_level] = machine
+    return machine
 
 
 @functools.lru_cache(maxsize=None)
@@ -86,19 +122,30 @@ def optimise(llmod: llvm.ModuleRef, opt_level: int = 3, vectorise: bool = True) 
 
 
 class CompiledModule:
-    """Machine code for one module, kept alive as long as this object lives."""
+    """Machine code for one module, kept alive as long as this object lives. `optimiser`
+    replaces the default pipeline (`optimise` at `opt_level`) where a caller has its own."""
 
-    def __init__(self, module: ir.Module | str, opt_level: int = 3,
-                 vectorise: bool = True) -> None:
+    def __init__(self, module: ir.Module | str, opt_level: int = 3, vectorise: bool = True,
+                 optimiser: Callable[[llvm.ModuleRef], None] | None = None) -> None:
         _initialise()
         text = str(prepare_module(module))
+        self._lock = LLVM_LOCK  # kept: __del__ may run when this module's globals are gone
         with LLVM_LOCK:
             llmod = llvm.parse_assembly(text)
             llmod.verify()
-            optimise(llmod, opt_level, vectorise)
+            if optimiser is None:
+                optimise(llmod, opt_level, vectorise)
+            else:
+                optimiser(llmod)
             self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
             self.engine.finalize_object()
         self.llvm_module = llmod
+
+    def __del__(self) -> None:
+        engine = getattr(self, "engine", None)
+        if engine is not None:
+            with self._lock:  # see close_llvm
+                engine.close()
 
     def address(self, name: str) -> int:
         """Address of the compiled function `name` (raises KeyError when absent)."""

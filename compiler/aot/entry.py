@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from redraft.compiler.ir.ssa import Function, walk_eqns
 from redraft.runtime.pytree import PyTreeDef, tree_flatten
+from redraft.kernels.jit_host import close_llvm
 
 from .exports import Export, parse_signature, short_type
 from .objects import (
@@ -76,9 +77,12 @@ def compile_entry(export: Export, index: int, symbol: str) -> Entry:
         internalise(lowered.module, {symbol})
         with llvm_lock():
             llmod = parse(lowered.module)
-            optimise(llmod)
-            check_standalone(llmod)
-            needs, llvm_text = sorted(undefined_functions(llmod)), str(llmod)
+            try:
+                optimise(llmod)
+                check_standalone(llmod)
+                needs, llvm_text = sorted(undefined_functions(llmod)), str(llmod)
+            finally:
+                close_llvm(llmod)  # under the lock, not where Python would drop it
         times["codegen"] = time.perf_counter() - start
     except BuildError:
         raise

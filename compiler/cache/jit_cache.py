@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 from redraft.compiler.core.abstract import ShapedArray
+from redraft.kernels.jit_host import close_llvm
 from redraft.runtime.pytree import PyTreeDef
 
 from . import store
@@ -219,9 +220,12 @@ def _build_library(text: str, out: pathlib.Path) -> bool:
     from redraft.compiler.aot.target import target_machine
     with objects.llvm_lock():
         llmod = objects.parse(text)
-        objects.check_standalone(llmod)
-        needs_runtime = bool(objects.undefined_functions(llmod) & objects.runtime_symbols())
-        obj = objects.emit_object(llmod, target_machine())
+        try:
+            objects.check_standalone(llmod)
+            needs_runtime = bool(objects.undefined_functions(llmod) & objects.runtime_symbols())
+            obj = objects.emit_object(llmod, target_machine())
+        finally:
+            close_llvm(llmod)  # here, under the lock, not where Python would drop it
     link_shared([obj], {}, out)
     return needs_runtime
 
@@ -234,6 +238,7 @@ def _build_runtime(out: pathlib.Path) -> None:
     with objects.llvm_lock():
         modules = objects.runtime_modules(objects.runtime_symbols())
         obj = objects.emit_object(objects.link_modules(modules), target_machine())
+        close_llvm(*modules)
     link_shared([obj], {}, out)
 
 

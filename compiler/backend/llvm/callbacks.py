@@ -8,12 +8,11 @@ operand into a NumPy array and prints exactly as the interpreter does.
 from __future__ import annotations
 
 import ctypes
-import functools
 import itertools
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
 import numpy as np
+from redraft.kernels.jit_host import install_callback
 from redraft.kernels.host_calls import strided
 from redraft.runtime.array import wrap_host
 
@@ -61,11 +60,8 @@ def _print_callback(key: int, pointers: int) -> None:
     print(site.template.format(*values), end="")
 
 
-@functools.cache
-def _install() -> ctypes._CFuncPtr:
-    callback = _CALLBACK_TYPE(_print_callback)
-    llvm.add_symbol("redraft_print_callback", ctypes.cast(callback, ctypes.c_void_p).value)
-    return callback   # cached: the thunk must outlive every compiled module
+def _install() -> None:
+    install_callback("redraft_print_callback", _CALLBACK_TYPE, _print_callback)
 
 
 def install() -> None:

@@ -12,14 +12,11 @@ REDRAFT_LLVM_OPT=0..3 forces a level (0: the short pipeline).
 """
 from __future__ import annotations
 
-import ctypes
 import os
-from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-from redraft.kernels.jit_host import (LLVM_LOCK, host_target_machine, new_host_target_machine,
-                                     prepare_module)
+from redraft.kernels.jit_host import CompiledModule, host_target_machine, prepare_module
 
 SHORT_PIPELINE = ("always_inliner", "sroa", "instruction_combine", "simplify_cfg")
 SMALL_MODULE = 800   # instructions up to which O2 is worth its compile time
@@ -62,25 +59,10 @@ def parse(module: ir.Module) -> llvm.ModuleRef:
     return llmod
 
 
-class MachineCode:
-    """A compiled module, alive as long as this object is."""
+class MachineCode(CompiledModule):
+    """A lowered function's module compiled with this backend's pipeline, alive as long as
+    this object is."""
 
     def __init__(self, module: ir.Module):
-        with LLVM_LOCK:
-            llmod = parse(module)
-            optimise(llmod, opt_level(module))
-            self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
-            self.engine.finalize_object()
-        self.llvm_module = llmod
-
-    def function(self, name: str, restype, argtypes: Sequence) -> ctypes._CFuncPtr:
-        """The compiled function `name` as a ctypes callable (the GIL is released in it)."""
-        address = self.engine.get_function_address(name)
-        if not address:
-            raise KeyError(f"no function {name!r} in the compiled module")
-        fn = ctypes.CFUNCTYPE(restype, *argtypes)(address)
-        fn._owner = self
-        return fn
-
-    def assembly(self) -> str:
-        return host_target_machine().emit_assembly(self.llvm_module)
+        level = opt_level(module)
+        super().__init__(module, optimiser=lambda llmod: optimise(llmod, level))

@@ -10,12 +10,11 @@ the runtime finds the axis that thread is bound to and rendezvous with the other
 from __future__ import annotations
 
 import ctypes
-import functools
 import itertools
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
 import numpy as np
+from redraft.kernels.jit_host import install_callback
 from llvmlite import ir
 from redraft.compiler.ir.ssa import Eqn
 from redraft.runtime.eager import impl_rules
@@ -62,11 +61,8 @@ def _collective_callback(key: int, operands: int, result: int) -> None:
     np.copyto(_strided(site.result, result), np.asarray(out, site.result.dtype))
 
 
-@functools.cache
-def _install() -> ctypes._CFuncPtr:
-    callback = _CALLBACK_TYPE(_collective_callback)
-    llvm.add_symbol("redraft_collective_callback", ctypes.cast(callback, ctypes.c_void_p).value)
-    return callback   # cached: the thunk must outlive every compiled module
+def _install() -> None:
+    install_callback("redraft_collective_callback", _CALLBACK_TYPE, _collective_callback)
 
 
 def _spec(view, weak: bool) -> tuple[OperandSpec, object]:

@@ -9,12 +9,11 @@ implementation, so compiled samples are the bits eager code draws.
 from __future__ import annotations
 
 import ctypes
-import functools
 import itertools
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
 import numpy as np
+from redraft.kernels.jit_host import install_callback
 from llvmlite import ir
 
 from redraft.compiler.ir.ssa import Eqn
@@ -61,11 +60,8 @@ def _host_call(key: int, pointers: int) -> None:
     _write_result(site.result, bases[count - 1], np.asarray(out, site.result.dtype))
 
 
-@functools.cache
-def _install() -> ctypes._CFuncPtr:
-    callback = _CALLBACK_TYPE(_host_call)
-    llvm.add_symbol(SYMBOL, ctypes.cast(callback, ctypes.c_void_p).value)
-    return callback   # cached: the thunk must outlive every compiled module
+def _install() -> None:
+    install_callback(SYMBOL, _CALLBACK_TYPE, _host_call)
 
 
 @lowering("random_sample")

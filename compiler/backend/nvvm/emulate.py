@@ -7,13 +7,12 @@ from __future__ import annotations
 import ctypes
 import threading
 
-import llvmlite.binding as llvm
 import llvmlite.ir.types as irtypes
 import numpy as np
 from llvmlite import ir
 
 from redraft.compiler.backend.llvm.codegen import optimise
-from redraft.kernels.jit_host import LLVM_LOCK, new_host_target_machine, prepare_module
+from redraft.kernels.jit_host import CompiledModule, prepare_module
 
 from .kernel import emit_host
 from .program import Program
@@ -43,16 +42,11 @@ class Emulator:
     """A device whose memory is NumPy and whose kernels run on this CPU."""
 
     def __init__(self, program: Program):
-        text = opaque_text(prepare_module(host_module(program)))
-        with LLVM_LOCK:  # LLVM's global context: one compile at a time in the process
-            llmod = llvm.parse_assembly(text)
-            llmod.verify()
-            optimise(llmod)
-            self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
-            self.engine.finalize_object()
+        self.compiled = CompiledModule(opaque_text(prepare_module(host_module(program))),
+                                       optimiser=optimise)
         self.functions = {}
         for kernel in program.kernels:
-            address = self.engine.get_function_address(kernel.name)
+            address = self.compiled.address(kernel.name)
             argtypes = [ctypes.c_void_p] * (len(kernel.arg_dtypes) + 1) + [ctypes.c_int64] * 2
             self.functions[kernel.name] = ctypes.CFUNCTYPE(None, *argtypes)(address)
         self.launches = 0
