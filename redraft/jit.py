@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import weakref
 
 import numpy as np
@@ -59,6 +60,7 @@ class Jitted:
         # the defaulted ones). The flag changes Python scalars' types and the code's defaults.
         self._fast: dict[tuple, tuple[driver.Compiled, tuple, tuple]] = {}
         self._device_cache: dict[tuple, object] = {}  # (signature, GPU) -> DeviceCompiled
+        self._compiling = threading.RLock()  # reentrant: compiling may call this function
         self._names = names
         self.device = device  # where every call runs (default: where its arguments are)
         _LIVE.add(self)
@@ -102,14 +104,7 @@ class Jitted:
             return self._call_on_device(sig, device, args, leaves)
         compiled = self._cache.get(sig)
         if compiled is None:
-            reason = "first call" if not self._cache else (
-                f"new signature ({len(self._cache)} compiled before)")
-            driver.log_compile(self.__name__, sig, reason)
-            if switches.tracing_forbidden():
-                raise RuntimeError(f"{self.__name__} would be compiled ({reason}) inside "
-                                   "`with redraft.no_tracing():`")
-            compiled = driver.compile_cached(self.fun, args, set(self.static))
-            self._cache[sig] = compiled
+            compiled = self._compile(sig, args)
         if key is not None and len(compiled.ir.params) == len(args):
             defaults = args[len(key):]  # parameters the caller left to their defaults
             if fast_key(defaults) is not None:
@@ -121,12 +116,33 @@ class Jitted:
             prefix_user_origin(e)
             raise
 
+    def _compile(self, sig: driver.Signature, args: tuple) -> driver.Compiled:
+        """Compile for `sig` once: threads calling at the same moment (pmap's devices, on
+        their first call) wait for the one compiling rather than compile again."""
+        with self._compiling:
+            compiled = self._cache.get(sig)
+            if compiled is not None:
+                return compiled
+            reason = "first call" if not self._cache else (
+                f"new signature ({len(self._cache)} compiled before)")
+            driver.log_compile(self.__name__, sig, reason)
+            if switches.tracing_forbidden():
+                raise RuntimeError(f"{self.__name__} would be compiled ({reason}) inside "
+                                   "`with redraft.no_tracing():`")
+            compiled = driver.compile_cached(self.fun, args, set(self.static))
+            self._cache[sig] = compiled
+            return compiled
+
     def _call_on_device(self, sig: driver.Signature, device, args: tuple, leaves: list):
         compiled = self._device_cache.get((sig, device))
         if compiled is None:
-            driver.log_compile(self.__name__, sig, f"first call on {device}")
-            compiled = driver.compile_for_device(self.fun, args, set(self.static), device)
-            self._device_cache[(sig, device)] = compiled
+            with self._compiling:
+                compiled = self._device_cache.get((sig, device))
+                if compiled is None:
+                    driver.log_compile(self.__name__, sig, f"first call on {device}")
+                    compiled = driver.compile_for_device(self.fun, args, set(self.static),
+                                                         device)
+                    self._device_cache[(sig, device)] = compiled
         try:
             return compiled(leaves)
         except Exception as e:

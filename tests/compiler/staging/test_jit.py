@@ -1,6 +1,7 @@
 """jit: staging Core into SSA IR, caching per signature, control flow on run-time values,
 print at run time, errors at the user's line. Results must equal eager execution."""
 import io
+import threading
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -71,6 +72,29 @@ def test_same_signature_compiles_once_new_one_recompiles(monkeypatch, capsys):
     assert f.cache_size == 2
     err = capsys.readouterr().err
     assert err.count("redraft: compiling selu") == 2 and "new signature" in err
+
+
+def test_threads_that_call_a_new_function_at_once_compile_it_once(monkeypatch, capsys):
+    """pmap's devices call a jitted body together on its first call: one thread compiles,
+    the others wait for it (two compilations would race in LLVM and drop one's code)."""
+    monkeypatch.setenv("REDRAFT_LOG_COMPILES", "1")
+    f = jit(fns.selu)
+    start = threading.Barrier(4)
+    results = [None] * 4
+
+    def call(i):
+        start.wait()
+        results[i] = np.asarray(f(jnp.full(5, float(i) - 1.5)))
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert capsys.readouterr().err.count("redraft: compiling selu") == 1
+    for i, r in enumerate(results):
+        np.testing.assert_allclose(r, np.asarray(fns.selu(jnp.full(5, float(i) - 1.5))),
+                                   rtol=1e-6)
 
 
 def test_static_arguments():
