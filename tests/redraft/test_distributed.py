@@ -40,8 +40,9 @@ needs_mpi = pytest.mark.skipif(_mpi_missing() is not None, reason=_mpi_missing()
 
 
 def _scenario(mode: str, **env: str) -> subprocess.CompletedProcess:
+    # -X faulthandler: a rank that crashes prints its Python stack into the failure
     return subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable,
-                           str(SCENARIOS), mode], capture_output=True, text=True, timeout=300,
+                           "-X", "faulthandler", str(SCENARIOS), mode], capture_output=True, text=True, timeout=300,
                           env=_environment(**env), cwd=ROOT, check=False)
 
 
@@ -84,8 +85,9 @@ def test_mismatched_mapped_sizes_across_ranks_are_an_error(monkeypatch):
 
 @needs_mpi
 def test_two_rank_data_parallel_training_matches_one_process():
-    run = subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable, str(EXAMPLE),
-                          "--steps", "4", "--batch", "128", "--check"],
+    run = subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable,
+                          "-X", "faulthandler", str(EXAMPLE), "--steps", "4", "--batch", "128",
+                          "--check"],
                          capture_output=True, text=True, timeout=300, env=_environment(),
                          cwd=ROOT, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
