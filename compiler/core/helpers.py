@@ -93,14 +93,18 @@ AT_UPDATES = {"set": at_set, "add": at_add, "multiply": at_multiply, "divide": a
 
 # ---- lax control flow lowered to Core (compiler/frontend/control_flow.py) ----------------------
 
-def equals(a, b) -> bool:
-    """`a == b` on a switch index (a Python int)."""
+def equals(a, b):
+    """`a == b` on a switch index (a Python int, or an int array known at run time)."""
     return a == b
 
 
-def clamp_index(index, n: int) -> int:
-    """lax.switch's branch: the index clamped into range, as a Python int."""
-    return min(max(int(index), 0), n - 1)
+def clamp_index(index, n: int):
+    """lax.switch's branch: the index clamped into range. A Python int stays one; an array
+    index (known only when compiled code runs, or one per example under vmap) is clipped as
+    an array, and the chain of branch tests compares it where it is known."""
+    if isinstance(index, int):
+        return min(max(index, 0), n - 1)
+    return index.clip(0, n - 1)
 
 
 def scan_length(xs, length) -> int:

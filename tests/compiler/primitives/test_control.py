@@ -4,6 +4,7 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
+import redraft
 import redraft.lax as lax
 import redraft.numpy as jnp
 from redraft.compiler.primitives import control
@@ -281,6 +282,27 @@ def test_switch_checks_every_branch():
 def test_switch_arguments(index, branches, error, words):
     with pytest.raises(error, match=words):
         lax.switch(index, branches)
+
+
+def _switched(x, i):
+    return lax.switch(i, [lambda x: x, lambda x: x * 2.0, jnp.sin], x)
+
+
+def test_switch_on_an_index_known_only_at_run_time():
+    """Under jit, vmap and grad the index is an array: the branch is chosen where it is
+    known (when the code runs, or per example), clamped as eagerly."""
+    x = jnp.asarray(np.array([0.5, -1.0, 2.0], np.float32))
+    eager = {i: np.asarray(_switched(x, i)) for i in range(-2, 5)}
+    compiled = redraft.jit(_switched)
+    for i in range(-2, 5):
+        np.testing.assert_allclose(compiled(x, jnp.int32(i)), eager[i], rtol=1e-6)
+    indices = jnp.asarray(np.array([0, 1, 2, 7, -3], np.int32))
+    batched = redraft.vmap(_switched, in_axes=(None, 0))(x, indices)
+    looped = [np.asarray(_switched(x, int(i))) for i in np.asarray(indices)]
+    np.testing.assert_allclose(batched, looped, rtol=1e-6)
+    slope = redraft.jit(redraft.grad(lambda x, i: jnp.sum(_switched(x, i))))
+    np.testing.assert_allclose(slope(x, jnp.int32(2)), np.cos(np.asarray(x)), rtol=1e-6)
+    np.testing.assert_allclose(slope(x, jnp.int32(1)), [2.0, 2.0, 2.0])
 
 
 def test_switch_with_one_branch_just_calls_it():
