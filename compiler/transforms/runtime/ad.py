@@ -215,6 +215,23 @@ def index_add(x, idx, g):
     return z.at[clamped_index(z.shape, idx)].add(g)
 
 
+def updated_part(g, idx):
+    """The cotangent `g` where `x.at[idx]` writes, one entry per update: 0 for an update
+    outside x, which was dropped (where reading x[idx] would clamp it into range)."""
+    return jnp.asarray(g).at[idx].get(mode="fill", fill_value=0)
+
+
+def set_survivors(x, idx, v):
+    """1 for each update of `x.at[idx].set(v)` that is in the result, 0 for one that a later
+    update of the same position replaced or that fell outside x: only survivors receive a
+    cotangent. Found by the same set on update numbers, so it agrees with the forward."""
+    x = jnp.asarray(x)
+    shape = jnp.broadcast_shapes(jnp.shape(x[idx]), jnp.shape(v))
+    numbers = jnp.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    landed = jnp.full(x.shape, -1, np.int32).at[idx].set(numbers)
+    return (landed.at[idx].get(mode="fill", fill_value=-1) == numbers).astype(x.dtype)
+
+
 def attr_add(obj, name: str, g):
     """The cotangent of `obj.name`: zeros shaped like `obj`, with `g` at field `name`."""
     import copy

@@ -300,6 +300,21 @@ def scatter_extremum_weights(ans, operand, scatter_indices, updates, dimension_n
     return hit_operand / count, hit_updates / at_count
 
 
+def at_multiply_others(x, idx, v):
+    """For x.at[idx].multiply(v): for each update, x times every other update of its
+    position (d ans / d v), without dividing by v, so an update of 0 gets it right."""
+    x = jnp.asarray(x)
+    v = jnp.broadcast_to(jnp.asarray(v).astype(x.dtype), jnp.shape(x[idx]))
+    zero = jnp.equal(v, 0)
+    nonzero = jnp.where(zero, 1, v).astype(x.dtype)
+    product = x.at[idx].multiply(nonzero)
+    zeros = jnp.zeros(x.shape, np.int32).at[idx].add(zero.astype(np.int32))
+    at_product = product.at[idx].get(mode="fill", fill_value=0)
+    at_zeros = zeros.at[idx].get(mode="fill", fill_value=0)
+    return jnp.where(zero, jnp.where(at_zeros == 1, at_product, 0),
+                     jnp.where(at_zeros == 0, at_product / nonzero, 0))
+
+
 def at_extremum_weights(ans, x, idx, v):
     """For x.at[idx].min(v) / .max(v): (x weight, v weight), the derivative's share of each
     contributor equal to the result (ties share equally); v's weight is shaped like x[idx]."""

@@ -11,6 +11,7 @@ import zlib
 import numpy as np
 import pytest
 
+import redraft.numpy as jnp
 from redraft import lax
 from redraft.test_util import check_grads
 from redraft.transforms import grad
@@ -245,6 +246,14 @@ def at_divide(x, v): return x.at[UNIQUE_POSITIONS].divide(v)
 def at_power(x, v): return x.at[UNIQUE_POSITIONS].power(v)
 def at_min(x, v): return x.at[POSITIONS].min(v)
 def at_max(x, v): return x.at[1:3].max(v)
+# rows 7 and -9 fall outside 5 rows (their updates are dropped, so they get no cotangent);
+# row 1 is written twice (a set keeps the last write, which alone gets the cotangent)
+DROPPED = np.array([1, 7, -1, -9, 1], np.int32)
+def at_set_dropped(x, v): return x.at[DROPPED].set(v)
+def at_add_dropped(x, v): return x.at[DROPPED].add(v)
+def at_subtract_dropped(x, v): return x.at[DROPPED].subtract(v)
+def at_multiply_dropped(x, v): return x.at[DROPPED].multiply(v)
+def at_max_dropped(x, v): return x.at[DROPPED].max(v)
 
 
 INDEXED = [
@@ -264,6 +273,11 @@ INDEXED = [
     (at_power, lambda: [uniform(0.5, 1.5, 5), uniform(0.5, 2.0, 3)]),
     (at_min, lambda: [distinct(5, 2), distinct(3, 2, offset=0.05)]),
     (at_max, lambda: [distinct(4, 3), distinct(3, offset=0.05)]),
+    (at_set_dropped, lambda: [normal(5, 2), normal(5, 2)]),
+    (at_add_dropped, lambda: [normal(5, 2), normal(5, 2)]),
+    (at_subtract_dropped, lambda: [normal(5, 2), normal(5, 1)]),
+    (at_multiply_dropped, lambda: [normal(5, 2), uniform(0.5, 1.5, 5, 2)]),
+    (at_max_dropped, lambda: [distinct(5, 2), distinct(5, 2, offset=0.05)]),
 ]
 
 # Failures caused by bugs outside the rules (each also has a minimal test below).
@@ -283,6 +297,29 @@ def _param(fn, make_args, i):
 def test_second_order(fn, make_args):
     RNG.bit_generator.state = np.random.PCG64(zlib.crc32(fn.__name__.encode())).state
     check_grads(fn, make_args(), order=2, modes=("fwd", "rev"))
+
+
+def test_dropped_and_overwritten_updates_get_no_cotangent():
+    """Against the closed form: only updates that land in the result are differentiated."""
+    x, v = jnp.asarray(normal(5, 2)), normal(5, 2)
+    weights = np.arange(10.0, dtype=np.float32).reshape(5, 2)
+    live = np.array([0, 0, 1, 0, 1], np.float32)[:, None]  # row 1's last write, and row -1
+    expected = weights[DROPPED % 5] * live
+    got = grad(lambda v: (at_set_dropped(x, v) * weights).sum())(v)
+    np.testing.assert_allclose(np.asarray(got), expected)
+    landed = np.array([1, 0, 1, 0, 1], np.float32)[:, None]  # adds accumulate: both row 1s
+    got = grad(lambda v: (at_add_dropped(x, v) * weights).sum())(v)
+    np.testing.assert_allclose(np.asarray(got), weights[DROPPED % 5] * landed)
+
+
+def test_an_update_that_multiplies_by_zero_has_a_gradient():
+    """d/dv of x.at[idx].multiply(v) is x times the other updates of the position: no
+    division by v, so an update of 0 gets a number, not NaN."""
+    x = jnp.asarray(np.array([2.0, 3.0], np.float32))
+    idx = np.array([0, 0, 1], np.int32)
+    v = np.array([0.0, 5.0, 0.0], np.float32)
+    got = grad(lambda v: x.at[idx].multiply(v).sum())(v)
+    np.testing.assert_allclose(np.asarray(got), [10.0, 0.0, 3.0])
 
 
 def max_all(x): return lax.reduce_max(x, (0,))

@@ -49,6 +49,8 @@ defvjp(ad.safe_log, lambda ct, ans, x: ad.safe_div(ct, x))
 defjvp(ad.index_add, lambda g_dot, ans, x, idx, g: ad.index_add(x, idx, g_dot),
        argnames=("g",))
 defvjp(ad.index_add, lambda ct, ans, x, idx, g: ct[idx], argnames=("g",))
+defjvp(ad.updated_part, lambda g_dot, ans, g, idx: ad.updated_part(g_dot, idx))
+defvjp(ad.updated_part, lambda ct, ans, g, idx: jnp.zeros_like(g).at[idx].add(ct))
 defjvp(ad.container_like, lambda items_dot, ans, value, items:
        ad.container_like(value, items_dot), argnames=("items",))
 defvjp(ad.container_like, lambda ct, ans, value, items: ad.container_like(items, ct),
@@ -59,13 +61,15 @@ defvjp(ad.attr_add, lambda ct, ans, obj, name, g: getattr(ct, name), argnames=("
 
 for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.size, ad.pick_first,
             ad.inside, ad.zero_mask, ad.zero_mask_or, ad.zero_mask_and,
-            ad.unbroadcast_zero_mask, ad.zero_indicator, ad.indicator_zero):
+            ad.unbroadcast_zero_mask, ad.zero_indicator, ad.indicator_zero,
+            ad.set_survivors):
     defnondiff(_op, "its value does not depend on its argument's value")
 
 defstatic(ad.unbroadcast, "x")
 defstatic(ad.broadcast_like, "ans")  # its parameter `ans` gives only a shape
 defstatic(ad.unsum, "x")
 defstatic(ad.index_add, "x", "idx")
+defstatic(ad.updated_part, "idx")
 defstatic(ad.attr_add, "obj")
 defstatic(ad.container_like, "value")
 defstatic(ad.split_like, "arrays")

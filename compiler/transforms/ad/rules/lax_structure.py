@@ -517,17 +517,20 @@ defjvp(helpers.at_subtract, lambda x_dot, ans, x, idx, v: x_dot,
 defjvp_joint(helpers.at_subtract, lambda x_dot, v_dot, ans, x, idx, v:
              x_dot.at[idx].add(-v_dot), ("x", "v"))
 defvjp(helpers.at_subtract, lambda g, ans, x, idx, v: g,
-       lambda g, ans, x, idx, v: ad.unbroadcast(-g[idx], v), argnames=("x", "v"))
-defjvp(helpers.at_multiply, lambda x_dot, ans, x, idx, v: x_dot.at[idx].multiply(v),
-       lambda v_dot, ans, x, idx, v: ans * jnp.zeros_like(ans).at[idx].add(v_dot / v),
+       lambda g, ans, x, idx, v: ad.unbroadcast(-ad.updated_part(g, idx), v),
        argnames=("x", "v"))
+defjvp(helpers.at_multiply, lambda x_dot, ans, x, idx, v: x_dot.at[idx].multiply(v),
+       lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].add(
+           v_dot * lad.at_multiply_others(x, idx, v)), argnames=("x", "v"))
 defvjp(helpers.at_multiply, lambda g, ans, x, idx, v: g.at[idx].multiply(v),
-       lambda g, ans, x, idx, v: ad.unbroadcast((g * ans)[idx] / v, v), argnames=("x", "v"))
+       lambda g, ans, x, idx, v: ad.unbroadcast(
+           ad.updated_part(g, idx) * lad.at_multiply_others(x, idx, v), v),
+       argnames=("x", "v"))
 defjvp(helpers.at_divide, lambda x_dot, ans, x, idx, v: x_dot.at[idx].divide(v),
        lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].set(-v_dot * ans[idx] / v),
        argnames=("x", "v"))
 defvjp(helpers.at_divide, lambda g, ans, x, idx, v: g.at[idx].divide(v),
-       lambda g, ans, x, idx, v: ad.unbroadcast(-g[idx] * ans[idx] / v, v),
+       lambda g, ans, x, idx, v: ad.unbroadcast(-ad.updated_part(g, idx) * ans[idx] / v, v),
        argnames=("x", "v"))
 defjvp(helpers.at_power,
        lambda x_dot, ans, x, idx, v: x_dot * jnp.ones_like(ans).at[idx].set(
@@ -536,7 +539,8 @@ defjvp(helpers.at_power,
            v_dot * ans[idx] * ad.safe_log(x[idx])), argnames=("x", "v"))
 defvjp(helpers.at_power,
        lambda g, ans, x, idx, v: g * jnp.ones_like(ans).at[idx].set(v * x[idx] ** (v - 1)),
-       lambda g, ans, x, idx, v: ad.unbroadcast(g[idx] * ans[idx] * ad.safe_log(x[idx]), v),
+       lambda g, ans, x, idx, v: ad.unbroadcast(
+           ad.updated_part(g, idx) * ans[idx] * ad.safe_log(x[idx]), v),
        argnames=("x", "v"))
 for _op in (helpers.at_min, helpers.at_max):  # contributors equal to the result share it
     defjvp(_op, lambda x_dot, ans, x, idx, v: x_dot * lad.at_extremum_weights(ans, x, idx, v)[0],
@@ -544,7 +548,8 @@ for _op in (helpers.at_min, helpers.at_max):  # contributors equal to the result
                v_dot * lad.at_extremum_weights(ans, x, idx, v)[1]), argnames=("x", "v"))
     defvjp(_op, lambda g, ans, x, idx, v: g * lad.at_extremum_weights(ans, x, idx, v)[0],
            lambda g, ans, x, idx, v: ad.unbroadcast(
-               g[idx] * lad.at_extremum_weights(ans, x, idx, v)[1], v), argnames=("x", "v"))
+               ad.updated_part(g, idx) * lad.at_extremum_weights(ans, x, idx, v)[1], v),
+           argnames=("x", "v"))
 
 # ---- not differentiable --------------------------------------------------------------------------
 

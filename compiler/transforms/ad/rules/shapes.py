@@ -85,14 +85,16 @@ defjvp(helpers.at_set, lambda x_dot, ans, x, idx, v: x_dot.at[idx].set(0.0),
 defjvp_joint(helpers.at_set, lambda x_dot, v_dot, ans, x, idx, v: x_dot.at[idx].set(v_dot),
              ("x", "v"))
 defvjp(helpers.at_set, lambda g, ans, x, idx, v: g.at[idx].set(0.0),
-       lambda g, ans, x, idx, v: ad.unbroadcast(g[idx], v), argnames=("x", "v"))
+       lambda g, ans, x, idx, v: ad.unbroadcast(
+           ad.updated_part(g, idx) * ad.set_survivors(x, idx, v), v), argnames=("x", "v"))
 defjvp(helpers.at_add, lambda x_dot, ans, x, idx, v: x_dot,
        lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].add(v_dot),
        argnames=("x", "v"))
 defjvp_joint(helpers.at_add, lambda x_dot, v_dot, ans, x, idx, v: x_dot.at[idx].add(v_dot),
              ("x", "v"))
 defvjp(helpers.at_add, lambda g, ans, x, idx, v: g,
-       lambda g, ans, x, idx, v: ad.unbroadcast(g[idx], v), argnames=("x", "v"))
+       lambda g, ans, x, idx, v: ad.unbroadcast(ad.updated_part(g, idx), v),
+       argnames=("x", "v"))
 defjvp(helpers.at_get, lambda x_dot, ans, x, idx: ix.at_get_mode(x_dot, idx))
 defvjp(helpers.at_get, lambda g, ans, x, idx: ix.at_add_mode(jnp.zeros_like(x), idx, g, "clip"))
 defstatic(operator.getitem, "b")  # an index: ints, slices, masks, never differentiated
