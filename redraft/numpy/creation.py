@@ -9,11 +9,14 @@ from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
 from redraft.runtime.convert import leaf_values as _leaf_values
 from redraft.runtime.convert import new_array as _new_array
+from redraft.runtime.staged import StagedBuf
 
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0) -> Array:  # noqa: A002
     """A new Array from an array-like; with x64 off 64-bit inputs become 32-bit. Never
     weakly typed."""
+    if isinstance(object, (list, tuple)) and _holds_unknown(object):
+        return _stacked(object, dtype, ndmin, "array")
     return _new_array(object, dtype, ndmin, "array")
 
 
@@ -21,7 +24,60 @@ def asarray(a, dtype=None, order=None, copy=None) -> Array:
     """As `array`, but an Array of the right dtype is returned as it is."""
     if isinstance(a, Array) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
+    if isinstance(a, (list, tuple)) and _holds_unknown(a):
+        return _stacked(a, dtype, 0, "asarray")
     return _new_array(a, dtype, 0, "asarray")
+
+
+_KNOWN = (bool, int, float, complex, np.ndarray, np.generic)
+
+
+def _holds_unknown(obj) -> bool:
+    """Whether a nested list holds a value known only when compiled code runs (a staged
+    Array, a tracer): such a list is stacked with operations, not read into NumPy."""
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_unknown(o) for o in obj)
+    if isinstance(obj, Array):
+        return type(obj._buf) is StagedBuf
+    return not isinstance(obj, _KNOWN)
+
+
+def _stacked(obj, dtype, ndmin: int, name: str) -> Array:
+    """jnp.array([[a, b], [c, d]]) of values some of which are staged: each leaf cast to the
+    list's promoted type, then stacked level by level (one operation per level)."""
+    if dtype is None:
+        dtype = dtypes.promote_types(*(_leaf_type(o) for o in _leaves(obj)))[0]
+    else:
+        dtype = dtypes.check_dtype_arg(dtype, name)
+
+    def build(o) -> Array:
+        if not isinstance(o, (list, tuple)):
+            leaf = as_array(o)
+            return leaf if leaf.dtype == dtype and not leaf._weak else leaf.astype(dtype)
+        items = [build(item) for item in o]
+        shapes = {item.shape for item in items}
+        if len(shapes) != 1:
+            raise ValueError(f"{name}: the nested list is ragged (items of shapes "
+                             f"{sorted(shapes)}), so it is not an array")
+        return lax_shape.concatenate([lax_shape.expand_dims(i, (0,)) for i in items], 0)
+
+    out = build(obj)
+    if out.ndim < ndmin:
+        out = lax_shape.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def _leaves(obj) -> list:
+    if isinstance(obj, (list, tuple)):
+        return [leaf for o in obj for leaf in _leaves(o)]
+    return [obj]
+
+
+def _leaf_type(o) -> tuple[np.dtype, bool]:
+    if isinstance(o, Array):
+        return o.dtype, o._weak
+    a = as_array(o)
+    return a.dtype, a._weak
 
 
 def _filled(shape, fill, dtype, name: str) -> Array:

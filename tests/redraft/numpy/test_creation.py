@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from checks import check
 
+import redraft
 import redraft.numpy as jnp
 
 CASES = [
@@ -99,3 +100,41 @@ def test_bad_input_errors(fn, exc, message):
 def test_string_shape_names_the_problem():
     with pytest.raises(TypeError, match="shape must be an int"):
         jnp.zeros("ab")
+
+
+# ---- jnp.array of a list whose items are known only when compiled code runs ------------------
+
+def _pair(y, th):
+    return jnp.array([y[1], -th * y[0]])
+
+
+def _nested(y):
+    return jnp.array([[y[0], 1.0], [2, y[1]]])
+
+
+def test_array_of_staged_items_stacks_them_under_jit():
+    y = jnp.asarray(np.array([1.0, 3.0], np.float32))
+    out = redraft.jit(_pair)(y, 2.0)
+    np.testing.assert_allclose(out, [3.0, -2.0])
+    assert out.dtype == np.float32 and not out._weak
+    nested = redraft.jit(_nested)(y)
+    np.testing.assert_allclose(nested, [[1.0, 1.0], [2.0, 3.0]])
+    assert nested.dtype == np.float32 and not nested._weak
+    ints = redraft.jit(lambda i: jnp.array([i, 2 * i, 7]))(jnp.int32(3))
+    assert ints.dtype == np.int32 and ints.tolist() == [3, 6, 7]
+    assert redraft.jit(lambda a: jnp.array([a, a], dtype=jnp.int32))(2.7).tolist() == [2, 2]
+
+
+def test_array_of_staged_items_differentiates_and_batches():
+    y = jnp.asarray(np.array([1.0, 3.0], np.float32))
+    loss = lambda th, y: jnp.sum(_pair(y, th) ** 2)  # 9 + th^2 → 2 th
+    np.testing.assert_allclose(redraft.jit(redraft.grad(loss))(2.0, y), 4.0)
+    np.testing.assert_allclose(redraft.jit(redraft.grad(loss, argnums=1))(2.0, y), [8.0, 6.0])
+    rows = jnp.asarray(np.array([[1.0, 3.0], [2.0, 5.0]], np.float32))
+    np.testing.assert_allclose(redraft.jit(redraft.vmap(_pair, in_axes=(0, None)))(rows, 2.0),
+                               [[3.0, -2.0], [5.0, -4.0]])
+
+
+def test_array_of_a_ragged_staged_list_is_an_error():
+    with pytest.raises(ValueError, match="ragged"):
+        redraft.jit(lambda y: jnp.array([y, y[0]]))(jnp.ones(2))
