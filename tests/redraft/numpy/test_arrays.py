@@ -171,3 +171,20 @@ ERRORS = [
 def test_bad_input_errors(fn, exc, message):
     with pytest.raises(exc, match=message):
         fn()
+
+
+def _log_diag_total(x):
+    return jnp.sum(jnp.log(jnp.diag(x)))
+
+
+def test_functions_without_a_rule_of_their_own_differentiate_through_their_source():
+    """jnp.diag has no rule: grad, jit(grad), vmap and hessian read its source, which takes
+    its operand through as_array (identity rules in every transform)."""
+    import redraft
+    x = jnp.asarray(np.diag(np.array([2.0, 4.0, 0.5], np.float32)) + 0.1)
+    expected = np.diag(1.0 / np.diag(np.asarray(x)))
+    np.testing.assert_allclose(redraft.grad(_log_diag_total)(x), expected, rtol=1e-6)
+    np.testing.assert_allclose(redraft.jit(redraft.grad(_log_diag_total))(x), expected,
+                               rtol=1e-6)
+    assert redraft.vmap(jnp.diag)(jnp.ones((2, 3))).shape == (2, 3, 3)
+    assert redraft.hessian(_log_diag_total)(x).shape == (3, 3, 3, 3)

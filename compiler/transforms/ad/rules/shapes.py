@@ -5,6 +5,7 @@ import redraft.numpy as jnp
 from redraft.numpy import indexing as ix
 from redraft import lax
 from redraft.compiler.core import helpers
+from redraft.runtime.convert import as_array
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.ad.registry import (alias, defjvp, defjvp_joint, defnondiff,
                                                      defrearranging, defstatic, defvjp)
@@ -114,6 +115,10 @@ defvjp(jnp.array, lambda g, ans, object, dtype=None, copy=True, ndmin=0: ad.unar
 defjvp(jnp.asarray, lambda a_dot, ans, a, dtype=None, order=None, copy=None:
        jnp.asarray(a_dot, dtype=jnp.result_type(ans)))
 defvjp(jnp.asarray, lambda g, ans, a, dtype=None, order=None, copy=None: ad.unarray(g, a))
+# as_array: how library functions take their operands (their source is differentiated
+# where they have no rule of their own, e.g. jnp.diag)
+defjvp(as_array, lambda value_dot, ans, value: as_array(value_dot))
+defvjp(as_array, lambda g, ans, value: ad.unarray(g, value))
 defjvp(helpers.astype, lambda x_dot, ans, x, dtype: ad.tangent_astype(x_dot, dtype))
 defvjp(helpers.astype, lambda g, ans, x, dtype: ad.cotangent_astype(g, x, dtype))
 defjvp(jnp.real, lambda x_dot, ans, x: jnp.real(x_dot))

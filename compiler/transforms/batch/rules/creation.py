@@ -7,6 +7,7 @@ from redraft.compiler.transforms.batch.rules.common import as_array, loop, stati
 from redraft.compiler.transforms.batch.batching import defbatch
 
 import redraft.numpy as jnp
+from redraft.runtime import convert
 
 
 def _like(b):
@@ -31,6 +32,7 @@ for _name in ("zeros_like", "ones_like", "empty_like"):
 defbatch(jnp.full_like, _like)
 defbatch(jnp.array, _array("object"))
 defbatch(jnp.asarray, _array("a"))
+defbatch(convert.as_array, _array("value"))  # how library functions take their operands
 for _name in ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace",
               "logspace", "tri", "iota"):
     defbatch(getattr(jnp, _name), lambda b: loop(b))
