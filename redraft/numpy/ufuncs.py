@@ -164,8 +164,23 @@ arccosh = _unary(ew.acosh_p, "arccosh", True)
 arctanh = _unary(ew.atanh_p, "arctanh", True)
 sqrt = _unary(ew.sqrt_p, "sqrt", True)
 cbrt = _unary(ew.cbrt_p, "cbrt", True)
-real = _unary(ew.real_p, "real")
-imag = _unary(ew.imag_p, "imag")
+_complex_real = _unary(ew.real_p, "real")
+_complex_imag = _unary(ew.imag_p, "imag")
+
+
+def real(x, /) -> Array:
+    """jnp.real: the real part; a real array is its own real part (lax.real takes only
+    complex operands)."""
+    x = as_array(x)
+    return _complex_real(x) if x.dtype.kind == "c" else x
+
+
+def imag(x, /) -> Array:
+    """jnp.imag: the imaginary part; zeros for a real array."""
+    x = as_array(x)
+    if x.dtype.kind == "c":
+        return _complex_imag(x)
+    return multiply(x, as_array(np.zeros((), x.dtype)))
 conjugate = conj = _unary(ew.conj_p, "conjugate")
 
 
