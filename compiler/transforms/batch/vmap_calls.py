@@ -228,8 +228,9 @@ def loop_call(ctx, call: ir.Call, entry, origin, out: list) -> tuple[ir.Expr, bt
 
 
 def _example_of(ctx, a: ir.Atom, t: bt.BType, k: ir.Var, body: list, origin) -> ir.Atom:
-    """Example k of the batched value `a` (a tuple of known length item by item)."""
-    if bt.is_array(t):
+    """Example k of the batched value `a` (a tuple of known length item by item; a tree of
+    batched leaves, such as a list of arrays, leaf by leaf)."""
+    if t is bt.B:
         name = ctx.names.fresh(f"{a.name}_k" if isinstance(a, ir.Var) else "x_k")
         body.append(ir.Assign((name,), ir.Call(GETITEM, (a, k)), origin))
         return ir.Var(name)

@@ -146,3 +146,17 @@ def test_a_loop_batched_call_does_not_shadow_a_global_named_like_its_index():
         np.testing.assert_array_equal(batched, np.stack(one_by_one))
     finally:
         del globals()["k"]
+
+
+def _split_scale_join(x):
+    parts = list(jnp.split(x, 3, axis=-1))
+    parts[1] = parts[1] * 3.0
+    return jnp.concatenate(parts, axis=-1)
+
+
+def test_a_list_of_batched_arrays_into_a_looped_call_gives_each_example_its_items():
+    """A list whose items are each batched (split's result, updated) is taken apart item by
+    item when a call falls back to a loop over examples, not indexed as one array."""
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
+    out = redraft.vmap(_split_scale_join)(jnp.asarray(x))
+    np.testing.assert_allclose(out, [np.asarray(_split_scale_join(jnp.asarray(r))) for r in x])
