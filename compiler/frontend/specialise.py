@@ -307,12 +307,15 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
             return e
         known = tuple((i, a.value) for i, a in enumerate(e.args) if isinstance(a, ir.Ref)
                       and is_function_value(a.value))
-        if not known:
-            return e
         if isinstance(e.fn.value, custom_vjp):
+            if not known:
+                return e
             target = bound_custom_vjp(e.fn.value, known)
         else:
-            target = bound(e.fn.value, known)
+            known += _function_keywords(e.fn.value, e)
+            if not known:
+                return e
+            target = bound(e.fn.value, tuple(sorted(known, key=lambda kv: kv[0])))
         return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), e.args, e.kwargs, e.star_args)
 
     changed = [False]
@@ -327,6 +330,29 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
         return fn
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                        fn.doc, fn.meta)
+
+
+def _function_keywords(fn, call: ir.Call) -> tuple[tuple[int, object], ...]:
+    """The function values a call gives `fn`'s parameters by keyword, or by leaving them to
+    a function-valued default (`def layer(x, activation=jnp.tanh)`), by parameter index."""
+    import inspect
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    given = dict(call.kwargs)
+    known = []
+    for i, p in enumerate(params):
+        if p.kind not in named or i < len(call.args):
+            continue
+        if p.name in given:
+            value = given[p.name]
+            if isinstance(value, ir.Ref) and is_function_value(value.value):
+                known.append((i, value.value))
+        elif p.default is not inspect.Parameter.empty and is_function_value(p.default):
+            known.append((i, p.default))
+    return tuple(known)
 
 
 def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
