@@ -6,6 +6,8 @@ Python loop or branch (derivatives, batching, compilation), with no rules of the
 """
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Callable
 
 import gast
@@ -17,10 +19,14 @@ from redraft.compiler.frontend.local_functions import LocalFunction, call_atoms
 CONTROL_MODULE = "redraft.compiler.primitives.control"
 RANGE = ir.Ref(range, "range")
 APPEND = ir.Ref(helpers.append, "append")
+GETITEM = ir.Ref(operator.getitem, "[]")
 
 
 def lowering_for(value) -> Callable | None:
-    """The lowering of a lax control-flow function, if `value` is one."""
+    """The lowering of a lax control-flow function (or of functools.reduce), if `value` is
+    one."""
+    if value is functools.reduce:
+        return reduce
     if getattr(value, "__module__", None) != CONTROL_MODULE:
         return None
     return LOWERINGS.get(getattr(value, "__name__", ""))
@@ -66,6 +72,28 @@ def fori_loop(lw, node, out: list) -> ir.Atom:
     call(lw, fn, (ir.Var(i), ir.Var(val)), loop, node, target=val)
     out.append(ir.For(i, bounds, loop, lw.origin(node)))
     return ir.Var(val)
+
+
+def reduce(lw, node, out: list) -> ir.Atom:
+    """`functools.reduce(fn, items[, initial])` is the loop it stands for:
+    `acc = initial; for item in items: acc = fn(acc, item)` (without `initial`, the first
+    item starts and the rest are folded in)."""
+    if node.keywords or not 2 <= len(node.args) <= 3:
+        lw.fail(node, "functools.reduce(function, iterable[, initial]) takes 2 or 3 "
+                      "positional arguments")
+    fn = _function_arg(lw, node.args[0], out)
+    items = lw.expr(node.args[1], out)
+    acc = lw.fresh_local("acc")
+    if len(node.args) == 3:
+        lw.expr(node.args[2], out, target=acc)
+    else:
+        out.append(ir.Assign((acc,), ir.Call(GETITEM, (items, ir.Const(0))), lw.origin(node)))
+        items = lw.emit(out, node, ir.Call(GETITEM, (items, ir.Const(slice(1, None)))))
+    item = lw.fresh_local("item")
+    body: list[ir.Stmt] = []
+    call(lw, fn, (ir.Var(acc), ir.Var(item)), body, node, target=acc)
+    out.append(ir.For(item, items, body, lw.origin(node)))
+    return ir.Var(acc)
 
 
 def while_loop(lw, node, out: list) -> ir.Atom:

@@ -347,6 +347,9 @@ class Lowering:
         target = node.targets[0]
         if self.parallel_assign(target, node.value, out, node):
             return
+        if isinstance(target, gast.Name) and self.fixed_dict_keys(target) is not None:
+            self.assign_keyword_dict(target.id, node.value, out, node)
+            return
         if isinstance(target, gast.Name):
             value = self.expr_no_assign(node.value, out)
             if isinstance(value, ir.Ref) and isinstance(value.value,
@@ -398,14 +401,15 @@ class Lowering:
             # `(x,) = v`: one target name would read as `x = v`, so take the item
             item = self.emit(out, node, ir.Call(GETITEM, (value, ir.Const(0))))
             self.assign_to(target.elts[0], item, out, node)
+        elif isinstance(target, (gast.Tuple, gast.List)) and any(
+                isinstance(e, gast.Starred) for e in target.elts):
+            self.assign_starred(target, value, out, node)
         elif isinstance(target, (gast.Tuple, gast.List)):
             names = []
             nested = []
             for elt in target.elts:
                 if isinstance(elt, gast.Name):
                     names.append(elt.id)
-                elif isinstance(elt, gast.Starred):
-                    self.fail(node, "starred assignment targets are not supported")
                 else:
                     tmp = self.fresh()
                     names.append(tmp)
@@ -421,6 +425,25 @@ class Lowering:
         else:
             self.fail(node, f"cannot assign to {type(target).__name__.lower()} in a "
                             "transformed function")
+
+    def assign_starred(self, target, value: ir.Atom, out: list, node) -> None:
+        """`first, *rest, last = v`: each plain target takes its item (v[0], v[-1]) and the
+        starred one the list of those between (list(v[1:-1])), as Python unpacks."""
+        starred = [k for k, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+        if len(starred) > 1:
+            self.fail(node, "multiple starred expressions in assignment")
+        k, n = starred[0], len(target.elts)
+        after = n - k - 1
+        for j, elt in enumerate(target.elts):
+            if j == k:
+                between = ir.Const(slice(k, -after if after else None))
+                part = self.emit(out, node, ir.Call(GETITEM, (value, between)))
+                items = self.emit(out, node, ir.Call(ir.Ref(list, "list"), (part,)))
+                self.assign_to(elt.value, items, out, node)
+            else:
+                index = ir.Const(j if j < k else j - n)
+                item = self.emit(out, node, ir.Call(GETITEM, (value, index)))
+                self.assign_to(elt, item, out, node)
 
     def parallel_assign(self, target, value, out: list, node) -> bool:
         """`(x,), (t,) = primals, tangents`: a tuple display assigned to a tuple target of
@@ -441,19 +464,19 @@ class Lowering:
         return True
 
     def built_container(self, node) -> bool:
-        """Whether `node` names a local that the function only ever binds to a dict or list
-        display it builds (`stats = {"n": 0}`): item assignment on it updates a Python
-        container, never an array."""
+        """Whether `node` names a local the function binds itself (not a parameter, whose
+        caller would see the change): item assignment on it (`shape[ax] = n`) rebinds the
+        name to an updated copy, a list or dict; on an array, set_item raises JAX's error."""
         if not (isinstance(node, gast.Name) and node.id in self.locals):
             return False
         root = self.parsed.node
-        body = root.body if isinstance(root.body, list) else [root.body]
-        values = [n.value for stmt in body for n in gast.walk(stmt)
-                  if isinstance(n, gast.Assign) and any(
-                      isinstance(t, gast.Name) and t.id == node.id for t in n.targets)]
-        params = {a.id for a in root.args.args} if hasattr(root, "args") else set()
-        return bool(values) and node.id not in params and all(
-            isinstance(v, (gast.Dict, gast.List, gast.DictComp, gast.ListComp)) for v in values)
+        arguments = getattr(root, "args", None)
+        params = set()
+        if arguments is not None:
+            every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [
+                a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+            params = {a.id for a in every}
+        return node.id not in params
 
     def set_item(self, target, value: ir.Atom, out: list, node) -> None:
         """`d[k] = v` on a container the function built: d = set_item(d, k, v)."""
@@ -1117,6 +1140,54 @@ class Lowering:
                 isinstance(e, gast.Starred) for e in node.elts):
             return tuple(self.expr(e, out) for e in node.elts)
         return None
+
+    def assign_keyword_dict(self, name: str, display, out: list, node) -> None:
+        """`kw = {"activation": relu}`, never changed: the dict is built as usual, and its
+        items are remembered (each value in a local of its own) so that `f(**kw)` passes
+        them by name, as visible to the transforms as keywords written out."""
+        from redraft.compiler.core import helpers
+        items = {}
+        for key, v in zip(display.keys, display.values):
+            atom = self.expr(v, out)
+            items[key.value] = self.emit(out, node, atom) if isinstance(atom, ir.Var) else atom
+        keys = tuple(ir.Const(k) for k in items)
+        self.emit(out, node, ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (
+            self.emit(out, node, ir.Tuple(keys)),
+            self.emit(out, node, ir.Tuple(tuple(items.values()))))), name)
+        self.known_dicts[name] = items
+
+    def fixed_dict_keys(self, node) -> list[str] | None:
+        """The keys of a local the function binds once, to a dict display with string keys,
+        and never changes in place (`kw = {"axis": 0}; f(x, **kw)`), else None."""
+        if not (isinstance(node, gast.Name) and node.id in self.locals):
+            return None
+        root = self.parsed.node
+        body = root.body if isinstance(root.body, list) else [root.body]
+        bindings, changed = [], False
+        for n in (n for stmt in body for n in gast.walk(stmt)):
+            if isinstance(n, gast.Name) and n.id == node.id and isinstance(
+                    n.ctx, (gast.Store, gast.Del)):
+                bindings.append(n)
+            elif isinstance(n, gast.Assign) and any(
+                    isinstance(t, gast.Name) and t.id == node.id for t in n.targets):
+                bindings.append(n.value)
+            elif isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
+                    n.value, gast.Name) and n.value.id == node.id and not isinstance(
+                    n.ctx, gast.Load):
+                changed = True
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(
+                    n.func.value, gast.Name) and n.func.value.id == node.id and \
+                    n.func.attr in MUTATING_METHODS:
+                changed = True
+        displays = [b for b in bindings if isinstance(b, gast.Dict)]
+        # one Assign gives two entries: the target Name and the value display
+        if changed or len(displays) != 1 or len(bindings) != 2:
+            return None
+        keys = displays[0].keys
+        if not all(isinstance(key, gast.Constant) and isinstance(key.value, str)
+                   for key in keys):
+            return None
+        return [key.value for key in keys]
 
     def call_keywords(self, node, out) -> list[tuple[str, ir.Atom]]:
         """A call's keyword atoms; `**d` spreads a dict whose keys are known here (a

@@ -158,9 +158,11 @@ def returning_in_loop(x):
     return x
 
 
-def star_target(xs):
+def star_targets(xs):
     first, *rest = xs
-    return first
+    *init, last = xs
+    a, *middle, b = xs
+    return first, rest, init, last, a, middle, b
 
 
 def withs(x):
@@ -335,7 +337,6 @@ def test_several_lambdas_on_one_line_are_told_apart():
 @pytest.mark.parametrize("fn, offset, words", [
     (item_assignment, 1, "immutable"),
     (trying, 1, "Try"),
-    (star_target, 1, "starred"),
     (withs, 1, "With"),
     (undefined_name, 1, "not_defined_anywhere"),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
@@ -387,3 +388,17 @@ def test_jumps_in_loops_are_desugared_into_flags(fn):
     assert "break" not in text.replace("broke", "") or "while True" in text
     assert "continue" not in text
     ast.parse(text)
+
+
+def test_starred_targets_unpack_as_python_does():
+    from redraft.compiler.frontend.normalize import lower_function
+    assert lower_function(star_targets) is not None
+    import redraft
+    import redraft.numpy as jnp
+    xs = [jnp.float32(1.0), jnp.float32(2.0), jnp.float32(3.0), jnp.float32(4.0)]
+    got = redraft.jit(star_targets)(xs)
+    expected = star_targets([1.0, 2.0, 3.0, 4.0])
+    assert [float(v) if not isinstance(v, list) else [float(u) for u in v] for v in got] == \
+        [v for v in expected]
+    grads = redraft.grad(lambda xs: sum(star_targets(xs)[2]) * star_targets(xs)[3])(xs)
+    assert [float(g) for g in grads] == [4.0, 4.0, 4.0, 6.0]
