@@ -77,7 +77,10 @@ class Interpreter:
             except values.Unstageable as e:
                 raise _at(s, StagingError(str(e))) from None
             except (TypeError, ValueError, IndexError, NameError, KeyError) as e:
-                raise _at(s, e) from e
+                located = _at(s, e)
+                if located is e:
+                    raise  # located further in: its own cause and traceback stay
+                raise located from e
             finally:
                 frame.pop()
         return result
