@@ -9,6 +9,8 @@ module, so this module does not import it).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import Callable
 
 from redraft.compiler.core import ir
@@ -123,6 +125,20 @@ def is_function_value(value) -> bool:
             or is_custom(value) or hasattr(value, "__redraft_transformable__"))
 
 
+@dataclass(frozen=True, eq=False)
+class ClosureCode:
+    """What a parameter is known to hold: a closure of the lifted local function `function`
+    with `count` captured values, which the call passes as extra arguments (so that the
+    callee calls `function` directly, and transforms follow the captured values)."""
+    function: object
+    count: int
+
+
+def captured_param(param: str, k: int) -> str:
+    """The parameter that carries captured value k of the closure passed as `param`."""
+    return f"{param}_captured_{k}"
+
+
 class Bound:
     """`fn` specialised on the values of some of its parameters (a function argument, the
     static arguments of a jitted function, a bound method's self): its Core reads those
@@ -139,14 +155,23 @@ class Bound:
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
         sig = inspect.signature(fn)
+        names = list(sig.parameters)
+        self._captured = tuple(captured_param(names[i], k) for i, v in known
+                               if isinstance(v, ClosureCode) for k in range(v.count))
         if drop:
             positions = {i for i, _ in known}
             sig = sig.replace(parameters=[p for i, p in enumerate(sig.parameters.values())
                                           if i not in positions])
+        if self._captured:
+            kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+            sig = sig.replace(parameters=list(sig.parameters.values()) + [
+                inspect.Parameter(name, kind, default=None) for name in self._captured])
         self.__signature__ = sig
         self._core = None
 
     def __call__(self, *args, **kwargs):
+        if self._captured:  # a closure's values come last: make the closure again
+            args = self._closures_again(args)
         if self.drop:
             full = list(args)
             for i, v in sorted(self.known):
@@ -154,12 +179,34 @@ class Bound:
             return self.fn(*full, **kwargs)
         return self.fn(*args, **kwargs)
 
+    def _closures_again(self, args: tuple) -> tuple:
+        """The arguments `fn` takes: each closure parameter (passed as a placeholder) given
+        its Closure, made of the captured values that follow the other arguments."""
+        from redraft.compiler.frontend.local_functions import closure
+        values = list(args[len(args) - len(self._captured):])
+        out = list(args[:len(args) - len(self._captured)])
+        for i, v in sorted(self.known, key=lambda kv: kv[0]):
+            if isinstance(v, ClosureCode):
+                out[i] = closure(v.function, *values[:v.count])
+                values = values[v.count:]
+        return tuple(out)
+
     def __redraft_transformable__(self):
         if self._core is None:
             import inspect
+            from redraft.compiler.frontend.local_functions import LocalFunction
             names = list(inspect.signature(self.fn).parameters)
-            known = {names[i]: v for i, v in self.known if i < len(names)}
+            known = {}
+            for i, v in self.known:
+                if isinstance(v, ClosureCode):
+                    v = LocalFunction(names[i], v.function, tuple(
+                        captured_param(names[i], k) for k in range(v.count)))
+                known[names[i]] = v
             core = _lower(self.fn, known=known)
+            if self._captured:
+                core = ir.Function(core.name, core.params + self._captured, core.body,
+                                   core.defaults + (None,) * len(self._captured),
+                                   core.filename, core.firstline, core.doc, core.meta)
             if self.drop:
                 core = ir.Function(core.name, tuple(p for p in core.params if p not in known),
                                    core.body, core.defaults, core.filename, core.firstline,
@@ -176,7 +223,8 @@ class Bound:
 def bound(fn, known: tuple[tuple[int, object], ...], drop: bool = False) -> Bound:
     """The one Bound of `fn` on these values (by identity, cached: transforms of it are
     cached too; the entry keeps the values alive while their ids are in its key)."""
-    values = tuple((i, identity(v)) for i, v in known)
+    values = tuple((i, ("closure", identity(v.function), v.count)
+                    if isinstance(v, ClosureCode) else identity(v)) for i, v in known)
     return TRANSFORM_CACHE.get(fn, ("bound", code_state(fn), values, drop),
                                lambda: Bound(fn, known, drop))
 
@@ -299,6 +347,7 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
     with function values among its arguments calls that function specialised on them
     (Bound), whose Core calls them directly, so every transform follows."""
     from redraft.compiler.transforms.calls.custom import custom_vjp
+    closures = _closures_made(fn.body)
 
     def fix(e):
         if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.star_args is None
@@ -313,9 +362,17 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
             target = bound_custom_vjp(e.fn.value, known)
         else:
             known += _function_keywords(e.fn.value, e)
+            passed, extra = _closure_arguments(e.fn.value, e, closures, {i for i, _ in known})
+            known += passed
             if not known:
                 return e
             target = bound(e.fn.value, tuple(sorted(known, key=lambda kv: kv[0])))
+            # the callee reads a closure through its captured values, passed after the
+            # others: the closure itself is not needed (nor differentiated) at the call
+            held = {i for i, _ in passed}
+            args = tuple(ir.Const(None) if i in held else a for i, a in enumerate(e.args))
+            return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), args + extra, e.kwargs,
+                           e.star_args)
         return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), e.args, e.kwargs, e.star_args)
 
     changed = [False]
@@ -330,6 +387,44 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
         return fn
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                        fn.doc, fn.meta)
+
+
+def _closures_made(body: list) -> dict[str, tuple[object, tuple]]:
+    """Locals bound once to a closure value, `t = closure(f_lifted, W, b)` (a local function
+    that captures values, passed as an argument): name -> (lifted function, captured atoms)."""
+    from redraft.compiler.frontend.local_functions import closure
+    made: dict[str, tuple[object, tuple]] = {}
+    for s in ir.walk_stmts(body):
+        if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Call)
+                and isinstance(s.expr.fn, ir.Ref) and s.expr.fn.value is closure
+                and isinstance(s.expr.args[0], ir.Ref)):
+            made[s.targets[0]] = (s.expr.args[0].value, tuple(s.expr.args[1:]))
+    return made
+
+
+def _closure_arguments(fn, call: ir.Call, closures: dict, taken: set[int]):
+    """For each closure a call passes to `fn` (which takes every argument positionally, of
+    positional-or-keyword parameters): (index, ClosureCode) to specialise `fn` on, and the
+    captured values, which the call passes after the others."""
+    import inspect
+    if not closures or call.kwargs:
+        return (), ()
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return (), ()
+    if len(call.args) != len(params) or any(
+            p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+        return (), ()
+    known, extra = [], ()
+    for i, a in enumerate(call.args):
+        made = closures.get(a.name) if isinstance(a, ir.Var) else None
+        if made is None or i in taken:
+            continue
+        function, captured = made
+        known.append((i, ClosureCode(function, len(captured))))
+        extra += captured
+    return tuple(known), tuple(extra)
 
 
 def _function_keywords(fn, call: ir.Call) -> tuple[tuple[int, object], ...]:

@@ -88,3 +88,38 @@ def test_item_assignment_on_a_local_list_rebinds_it():
     batched = redraft.vmap(_reshaped_sum, in_axes=(0, None))(X, w)
     np.testing.assert_allclose(batched, [float(_reshaped_sum(row[None], w)) for row in X],
                                rtol=1e-6)
+
+
+def _apply_twice(f, x):
+    return f(f(x))
+
+
+def _through_a_helper(w, x):
+    g = lambda v: jnp.tanh(w * v)  # noqa: E731 - a closure over w
+    return jnp.sum(_apply_twice(g, x))
+
+
+def test_a_closure_passed_to_a_users_function_is_differentiated_through_its_captures():
+    """The helper is specialised on the closure's code, and the captured w passed along,
+    so the derivative reaches w (an RK4 step taking the ODE's right-hand side, say)."""
+    x = jnp.asarray(np.array([0.0, 1.0, 2.0], np.float32))
+
+    def closed_form(w):
+        inner = np.tanh(w * np.asarray(x))
+        outer = np.tanh(w * inner)
+        d_inner = (1 - inner ** 2) * np.asarray(x)
+        return np.sum((1 - outer ** 2) * (inner + w * d_inner))
+
+    for w in (0.5, -1.25):
+        np.testing.assert_allclose(redraft.jit(_through_a_helper)(w, x),
+                                   float(_through_a_helper(w, x)), rtol=1e-6)
+        np.testing.assert_allclose(redraft.grad(_through_a_helper)(w, x), closed_form(w),
+                                   rtol=1e-5)
+        np.testing.assert_allclose(redraft.jit(redraft.grad(_through_a_helper))(w, x),
+                                   closed_form(w), rtol=1e-5)
+        np.testing.assert_allclose(redraft.jacfwd(_through_a_helper)(w, x), closed_form(w),
+                                   rtol=1e-5)
+    ws = jnp.asarray(np.array([0.5, -1.25], np.float32))
+    np.testing.assert_allclose(redraft.vmap(redraft.grad(_through_a_helper),
+                                            in_axes=(0, None))(ws, x),
+                               [closed_form(0.5), closed_form(-1.25)], rtol=1e-5)
