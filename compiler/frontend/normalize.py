@@ -831,6 +831,12 @@ class Lowering:
     def expr_Name(self, node, out):
         return self.name(node, node)
 
+    def expr_NamedExpr(self, node, out):
+        """`(m := f(x))`: assign m, and the expression's value is m's."""
+        value = self.expr(node.value, out)
+        self.assign_to(node.target, value, out, node)
+        return self.name(node.target, node)
+
     def expr_Constant(self, node, out):
         return ir.Const(node.value)
 

@@ -123,3 +123,15 @@ def test_a_closure_passed_to_a_users_function_is_differentiated_through_its_capt
     np.testing.assert_allclose(redraft.vmap(redraft.grad(_through_a_helper),
                                             in_axes=(0, None))(ws, x),
                                [closed_form(0.5), closed_form(-1.25)], rtol=1e-5)
+
+
+def _walrus(x):
+    if (total := jnp.sum(x * x)) > 1.0:
+        return total / (n := x.shape[0]) + n
+    return total
+
+
+def test_assignment_expressions_bind_their_name():
+    x = jnp.asarray(np.array([1.0, 2.0], np.float32))
+    assert float(redraft.jit(_walrus)(x)) == 5.0 / 2 + 2
+    np.testing.assert_allclose(redraft.grad(_walrus)(x), [1.0, 2.0])
