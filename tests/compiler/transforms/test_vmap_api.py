@@ -160,3 +160,13 @@ def test_a_list_of_batched_arrays_into_a_looped_call_gives_each_example_its_item
     x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
     out = redraft.vmap(_split_scale_join)(jnp.asarray(x))
     np.testing.assert_allclose(out, [np.asarray(_split_scale_join(jnp.asarray(r))) for r in x])
+
+
+def test_flip_without_an_axis_flips_every_example_axis_not_the_batch():
+    x = np.arange(12.0, dtype=np.float32).reshape(2, 2, 3)
+    out = redraft.vmap(lambda m: jnp.flip(m))(jnp.asarray(x))
+    np.testing.assert_array_equal(out, [np.flip(m) for m in x])
+    out = redraft.vmap(lambda m: jnp.flip(m, None))(jnp.asarray(x))
+    np.testing.assert_array_equal(out, [np.flip(m) for m in x])
+    out = redraft.vmap(lambda m: jnp.flip(m, 1))(jnp.asarray(x))
+    np.testing.assert_array_equal(out, [np.flip(m, 1) for m in x])

@@ -113,7 +113,20 @@ defbatch(jnp.squeeze, _squeeze)
 defbatch(jnp.swapaxes, axis_op("a", "axis1", "axis2"))
 defbatch(jnp.moveaxis, axis_op("a", "source", "destination"))
 defbatch(jnp.expand_dims, axis_op("a", "axis"))
-defbatch(jnp.flip, axis_op("m", "axis"))
+def _flip(b):
+    """flip(m, axis): its axes shifted past the batch axis; no axis (every axis of m) is
+    every per-example axis, never the batch axis."""
+    if b.batched("axis"):
+        return loop(b)
+    operand = as_array(b, "m")
+    if b.has("axis"):
+        axis = axis_arg(b, "axis", operand)
+    else:
+        axis = b.emit(ir.Call(vm_ref("example_axes"), (operand,)))
+    return b.rebuild(m=operand, axis=axis), bt.B
+
+
+defbatch(jnp.flip, _flip)
 defbatch(jnp.roll, lambda b: loop(b) if static_or_none(b, "axis") is None
          or b.batched("shift") else axis_op("a", "axis")(b))
 defbatch(jnp.diff, axis_op("a", "axis", defaults=(-1,)))
