@@ -468,7 +468,7 @@ def emit(fun: Callable, mode: str = "grad", argnums: int | Sequence[int] = 0,
 
 
 def _register_stop_gradient() -> None:
-    from redraft.compiler.transforms.ad.registry import defnondiff
+    from redraft.compiler.primitives.registry import defnondiff
     defnondiff(stop_gradient, "stop_gradient blocks derivatives by definition")
 
 

@@ -9,7 +9,7 @@ that hold the extremum, shared equally between ties.
 """
 import numpy as np
 from redraft.compiler.primitives import collectives as cl
-from redraft.compiler.transforms.ad.registry import defjvp, defnondiff, defvjp
+from redraft.compiler.primitives.registry import defjvp, defnondiff, defvjp
 
 import redraft.numpy as jnp
 from redraft import lax

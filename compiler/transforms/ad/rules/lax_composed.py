@@ -14,7 +14,7 @@ import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import lad
-from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
                                                   defvjp)
 from redraft.lax import slicing, windows
 

@@ -12,8 +12,8 @@ from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import lad
-from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
-                                                     defvjp)
+from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+                                                  defvjp)
 
 # ---- reductions ----------------------------------------------------------------------------------
 

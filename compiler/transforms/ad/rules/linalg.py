@@ -10,7 +10,7 @@ zero-padded half spectrum, IRFFT's through an RFFT with the doubled interior bin
 """
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import lah
-from redraft.compiler.transforms.ad.registry import defjvp, defnondiff, defvjp
+from redraft.compiler.primitives.registry import defjvp, defnondiff, defvjp
 
 import redraft.numpy as jnp
 from redraft import lax

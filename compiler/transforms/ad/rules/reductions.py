@@ -2,7 +2,7 @@
 import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.transforms.runtime import ad
-from redraft.compiler.transforms.ad.registry import alias, defjvp, defnondiff, defvjp
+from redraft.compiler.primitives.registry import alias, defjvp, defnondiff, defvjp
 
 defjvp(jnp.sum, lambda a_dot, ans, a, axis=None, dtype=None, keepdims=False, initial=None,
        where=None: jnp.sum(a_dot, axis=axis, keepdims=keepdims, where=where))

@@ -6,8 +6,8 @@ from redraft.numpy import indexing as ix
 from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms.runtime import ad
-from redraft.compiler.transforms.ad.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                     defrearranging, defstatic, defvjp)
+from redraft.compiler.primitives.registry import (alias, defjvp, defjvp_joint, defnondiff,
+                                                  defrearranging, defstatic, defvjp)
 
 # ---- shape -------------------------------------------------------------------------------------
 
