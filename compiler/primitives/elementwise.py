@@ -262,6 +262,7 @@ atanh_p = _unary("atanh", _quiet(np.arctanh), FLOATING)
 sqrt_p = _unary("sqrt", _quiet(np.sqrt), FLOATING)
 rsqrt_p = _unary("rsqrt", _quiet(_rsqrt), FLOATING)
 cbrt_p = _unary("cbrt", np.cbrt, REAL_FLOAT)
+square_p = _unary("square", _quiet(np.square), NUMBER)
 erf_p = _unary("erf", _erf, REAL_FLOAT)
 erfc_p = _unary("erfc", _erfc, REAL_FLOAT)
 erf_inv_p = _unary("erf_inv", _erf_inv, REAL_FLOAT)
@@ -375,7 +376,8 @@ abstract_eval_rules[clamp_p] = lambda lo, x, hi: ShapedArray(
 UNARY = (neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, not_p, population_count_p, clz_p,
          exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p,
          asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p,
-         cbrt_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p, conj_p)
+         cbrt_p, square_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p,
+         conj_p)
 BINARY = (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p,
           or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p,
           lt_p, le_p, gt_p, ge_p)
@@ -562,6 +564,8 @@ defjvp(rsqrt_p, lambda x_dot, ans, x: x_dot * (-0.5 * ans * ans * ans))
 defvjp(rsqrt_p, lambda g, ans, x: g * (-0.5 * ans * ans * ans))
 defjvp(cbrt_p, lambda x_dot, ans, x: x_dot / (3 * ans * ans))
 defvjp(cbrt_p, lambda g, ans, x: ad.safe_div(g, 3 * ans * ans))
+defjvp(square_p, lambda x_dot, ans, x: 2 * x * x_dot)
+defvjp(square_p, lambda g, ans, x: g * (2 * x))
 defjvp(logistic_p, lambda x_dot, ans, x: x_dot * (ans * (1 - ans)))
 defvjp(logistic_p, lambda g, ans, x: g * (ans * (1 - ans)))
 defjvp(abs_p, lambda x_dot, ans, x: x_dot * jnp.sign(x))
@@ -642,7 +646,8 @@ defstatic(convert_element_type_p, "new_dtype")
 # zeros of `g` where they are).
 defelementwise(add_p, sub_p, mul_p, div_p, neg_p, pow_p, max_p, min_p, exp_p, expm1_p, log_p,
                log1p_p, sin_p, cos_p, tan_p, tanh_p, sinh_p, cosh_p, asin_p, acos_p, atan_p,
-               asinh_p, acosh_p, atanh_p, sqrt_p, cbrt_p, exp2_p, abs_p, atan2_p, select_p)
+               asinh_p, acosh_p, atanh_p, sqrt_p, cbrt_p, square_p, exp2_p, abs_p, atan2_p,
+               select_p)
 
 for _p in (sign_p, floor_p, ceil_p, round_p):
     defnondiff(_p, "piecewise constant: its derivative is zero almost everywhere")
