@@ -216,6 +216,15 @@ class ElementwiseBatching:
 ELEMENTWISE = ElementwiseBatching()
 
 
+@dataclass(frozen=True)
+class AxisBatching:
+    """The rule of an operation on one operand along static axes: the operand batched at
+    axis 0, the axis argument `param` (its default `default` when the call leaves it out)
+    shifted past the batch axis (batch/rules/reductions.py `lax_axis`)."""
+    param: str
+    default: object = None
+
+
 def elementwise_batching(static: tuple[str, ...] = (),
                          kw_operands: tuple[str, ...] = ()) -> ElementwiseBatching:
     return ElementwiseBatching(tuple(static), tuple(kw_operands))

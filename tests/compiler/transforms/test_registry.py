@@ -39,16 +39,6 @@ PRIMITIVE_TO_LAX_FUNCTION = {
                              (lax.conv, ("lhs", "rhs")),
                              (lax.conv_with_general_padding, ("lhs", "rhs")),
                              (lax.conv_transpose, ("lhs", "rhs"))],
-    # reductions, scans, sorting
-    "reduce_sum": [(lax.reduce_sum, ("operand",))],
-    "reduce_prod": [(lax.reduce_prod, ("operand",))],
-    "reduce_max": [(lax.reduce_max, ("operand",))],
-    "reduce_min": [(lax.reduce_min, ("operand",))],
-    "reduce_and": [(lax.reduce_and, NONE)], "reduce_or": [(lax.reduce_or, NONE)],
-    "argmax": [(lax.argmax, NONE)], "argmin": [(lax.argmin, NONE)],
-    "cumsum": [(lax.cumsum, ("operand",))], "cumprod": [(lax.cumprod, ("operand",))],
-    "cummax": [(lax.cummax, ("operand",))], "cummin": [(lax.cummin, ("operand",))],
-    "sort": [(lax.sort, ("operand",))], "argsort": [(lax.argsort, NONE)],
     # shapes
     "reshape": [(lax.reshape, ("operand",)), (lax.expand_dims, ("array",))],
     "broadcast_in_dim": [(lax.broadcast_in_dim, ("operand",)), (lax.broadcast, ("operand",))],
