@@ -217,6 +217,14 @@ ELEMENTWISE = ElementwiseBatching()
 
 
 @dataclass(frozen=True)
+class LeadingAxesBatching:
+    """The rule of an operation that maps over the leading axes of `operands` already (the
+    fft over all but its trailing axes): the same call, the batch axis in front
+    (batch/rules/linalg.py)."""
+    operands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class AxisBatching:
     """The rule of an operation on one operand along static axes: the operand batched at
     axis 0, the axis argument `param` (its default `default` when the call leaves it out)

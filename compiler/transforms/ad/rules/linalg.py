@@ -1,4 +1,4 @@
-"""Derivative rules of the factorisations (lax.linalg) and of lax.fft.
+"""Derivative rules of the factorisations (lax.linalg); lax.fft's are in its family file.
 
 As the literature gives them: cholesky after Murray (2016), the triangular solve and LU by
 differentiating A X = B and P A = L U, QR after Walter and Lehmann's forward formula (its
@@ -232,34 +232,6 @@ defjvp(jnp.linalg.slogdet, lambda a_dot, ans, a, method=None: (
     ad.zeros_like(ans[0]), jnp.real(jnp.trace(jnp.linalg.solve(a, a_dot), 0, -2, -1))))
 defvjp(jnp.linalg.slogdet, lambda g, ans, a, method=None:
        g[1].astype(a.dtype)[..., None, None] * lah.mT(jnp.linalg.inv(a)))
-
-# ---- fft ---------------------------------------------------------------------------------------
-
-
-def _fft_vjp(g, ans, x, fft_type, fft_lengths):
-    g = g.astype(ans.dtype)  # a real cotangent (from jnp.real) of a complex result
-    if fft_type == "FFT" or fft_type == "IFFT":
-        return lax.fft(g, fft_type, fft_lengths)
-    if fft_type == "RFFT":
-        n = fft_lengths[-1]
-        pad = [(0, 0)] * (g.ndim - 1) + [(0, n - g.shape[-1])]
-        full = lax.fft(jnp.pad(g, pad), "FFT", fft_lengths)
-        return jnp.real(full).astype(x.dtype)
-    n = fft_lengths[-1]
-    half = lax.fft(g, "RFFT", fft_lengths)
-    odd = n % 2
-    k = half.shape[-1]
-    weight = jnp.concatenate([jnp.ones((1,)), jnp.full((k - 2 + odd,), 2.0),
-                              jnp.ones((1 - odd,))]).astype(half.dtype)
-    scale = 1.0
-    for length in fft_lengths:
-        scale = scale / length
-    return jnp.conj(half * weight * scale)
-
-
-defjvp(lax.fft, lambda x_dot, ans, x, fft_type, fft_lengths: lax.fft(x_dot, fft_type,
-                                                                      fft_lengths))
-defvjp(lax.fft, _fft_vjp)
 
 # jnp.imag, which the fft's users need (jnp.real's rules are in rules/shapes.py)
 defjvp(jnp.imag, lambda x_dot, ans, x: jnp.imag(x_dot))

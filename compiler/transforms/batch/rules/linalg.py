@@ -4,7 +4,8 @@ axes of its two operands), so a batched call is the same call with the batch axi
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.runtime import lah
 from redraft.compiler.transforms.batch.rules.common import as_array, loop, static_or_none
-from redraft.compiler.transforms.batch.batching import defbatch, defbatch_source
+from redraft.compiler.primitives.registry import LeadingAxesBatching
+from redraft.compiler.transforms.batch.batching import RULE_KINDS, defbatch, defbatch_source
 
 import redraft.numpy as jnp
 from redraft import lax
@@ -43,7 +44,7 @@ defbatch(lax.linalg.qr, _leading(("x",), lambda b: bt.tup((bt.B,) * 2)))
 defbatch(lax.linalg.eigh, _leading(("x",), lambda b: bt.tup((bt.B,) * 2)))
 defbatch(lax.linalg.svd, _leading(("x",), _svd_results))
 defbatch(lax.linalg.eig, _leading(("x",), _eig_results))
-defbatch(lax.fft, _leading(("x",), lambda b: bt.B))
+RULE_KINDS[LeadingAxesBatching] = lambda spec: _leading(spec.operands, lambda b: bt.B)
 
 # jnp.linalg functions with derivative rules of their own map over leading axes too: a rule
 # (not their source) keeps vmap(jnp.linalg.det) from reading det's source as a recursive call
