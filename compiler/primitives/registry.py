@@ -19,8 +19,8 @@ are matched by name to the operation's own parameters (static ones such as `axis
 `defnondiff` marks an operation whose output carries no derivative (comparisons, argmax),
 with a reason, so the registry test can tell deliberate gaps from forgotten ones.
 
-The names a rule reads (`jnp`, `lax`, `ad`, `lad`) are the ones generated source imports.
-A module below them imports the placeholders of `RuleNames` instead; the transforms bind
+The names a rule reads (`jnp`, `lax`, `ad`, `lad`, `lah`) are the ones generated source imports.
+A module below them imports their placeholders (`RuleName`) instead; the transforms bind
 the real modules when they inline the rule (calls/inline.py), so the rule's source is the
 same either way.
 
@@ -200,6 +200,7 @@ jnp = RuleName("jnp")
 lax = RuleName("lax")
 ad = RuleName("ad")
 lad = RuleName("lad")
+lah = RuleName("lah")
 
 
 # ---- batching --------------------------------------------------------------------------------
@@ -220,8 +221,9 @@ ELEMENTWISE = ElementwiseBatching()
 class LeadingAxesBatching:
     """The rule of an operation that maps over the leading axes of `operands` already (the
     fft over all but its trailing axes): the same call, the batch axis in front
-    (batch/rules/linalg.py)."""
+    (batch/rules/linalg.py). `results`: how many arrays it returns (more than one: a tuple)."""
     operands: tuple[str, ...]
+    results: int = 1
 
 
 @dataclass(frozen=True)

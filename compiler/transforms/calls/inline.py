@@ -11,10 +11,10 @@ from redraft import lax
 from redraft.compiler.core import ir
 from redraft.compiler.primitives.registry import RuleName
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE
-from redraft.compiler.transforms.runtime import ad, lad
+from redraft.compiler.transforms.runtime import ad, lad, lah
 
 # The modules a rule's names stand for: what generated source imports under those names.
-RULE_MODULES = {"jnp": jnp, "lax": lax, "ad": ad, "lad": lad}
+RULE_MODULES = {"jnp": jnp, "lax": lax, "ad": ad, "lad": lad, "lah": lah}
 _RULE_GLOBALS: dict[str, dict] = {}  # module name -> its globals with the names bound
 
 

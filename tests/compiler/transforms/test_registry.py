@@ -59,11 +59,6 @@ PRIMITIVE_TO_LAX_FUNCTION = {
     "scatter_mul": [(lax.scatter_mul, ("operand", "updates"))],
     "scatter_min": [(lax.scatter_min, ("operand", "updates"))],
     "scatter_max": [(lax.scatter_max, ("operand", "updates"))],
-    # factorisations
-    "cholesky": [(lax.linalg.cholesky, X)], "eigh": [(lax.linalg.eigh, X)],
-    "lu": [(lax.linalg.lu, X)], "qr": [(lax.linalg.qr, X)], "svd": [(lax.linalg.svd, X)],
-    "triangular_solve": [(lax.linalg.triangular_solve, ("a", "b"))],
-    "eig": [(lax.linalg.eig, NONE)],
     # effects: staging turns Core's print(...) into debug_print
     "debug_print": [(print, NONE)],
     # collectives over a pmap axis (compiler/primitives/collectives.py)

@@ -37,14 +37,15 @@ def _eig_results(b):
     return bt.tup((bt.B,) * (2 if flag else 1))
 
 
-defbatch(lax.linalg.cholesky, _leading(("x",), lambda b: bt.B))
-defbatch(lax.linalg.triangular_solve, _leading(("a", "b"), lambda b: bt.B))
-defbatch(lax.linalg.lu, _leading(("x",), lambda b: bt.tup((bt.B,) * 3)))
-defbatch(lax.linalg.qr, _leading(("x",), lambda b: bt.tup((bt.B,) * 2)))
-defbatch(lax.linalg.eigh, _leading(("x",), lambda b: bt.tup((bt.B,) * 2)))
+def _declared(spec: LeadingAxesBatching):
+    """The rule LeadingAxesBatching(operands, results) declares."""
+    result = bt.B if spec.results == 1 else bt.tup((bt.B,) * spec.results)
+    return _leading(spec.operands, lambda b: result)
+
+
+RULE_KINDS[LeadingAxesBatching] = _declared
 defbatch(lax.linalg.svd, _leading(("x",), _svd_results))
 defbatch(lax.linalg.eig, _leading(("x",), _eig_results))
-RULE_KINDS[LeadingAxesBatching] = lambda spec: _leading(spec.operands, lambda b: bt.B)
 
 # jnp.linalg functions with derivative rules of their own map over leading axes too: a rule
 # (not their source) keeps vmap(jnp.linalg.det) from reading det's source as a recursive call
