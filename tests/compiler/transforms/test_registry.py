@@ -61,11 +61,6 @@ PRIMITIVE_TO_LAX_FUNCTION = {
     "scatter_max": [(lax.scatter_max, ("operand", "updates"))],
     # effects: staging turns Core's print(...) into debug_print
     "debug_print": [(print, NONE)],
-    # collectives over a pmap axis (compiler/primitives/collectives.py)
-    "psum": [(lax.psum, X), (lax.pmean, X)], "pmax": [(lax.pmax, X)], "pmin": [(lax.pmin, X)],
-    "all_gather": [(lax.all_gather, X)], "psum_scatter": [(lax.psum_scatter, X)],
-    "all_to_all": [(lax.all_to_all, X)],
-    "ppermute": [(lax.ppermute, X), (lax.pshuffle, X)], "axis_index": [(lax.axis_index, NONE)],
     # redraft.random's samplers inside compiled code
     "random_sample": [(random_sample, NONE)],
 }
