@@ -178,7 +178,7 @@ def _register_rules() -> None:
     """Printing has no derivative (the transforms keep the call and differentiate around
     it); under vmap it prints once per example, as JAX does."""
     from redraft.compiler.transforms.batch.batching import defbatch_loop
-    from redraft.compiler.transforms.ad.registry import defnondiff
+    from redraft.compiler.primitives.registry import defnondiff
     defnondiff(print, "prints its arguments; its result is None")
     defnondiff(callback, "calls back into Python for an effect; its result is None")
     defnondiff(log, "logs its arguments; its result is None")

@@ -1311,7 +1311,7 @@ class Lowering:
 def _user_function_that_gathers(value) -> bool:
     """A function of the user's (not redraft's own library, not an operation with rules)
     with *args, **kwargs or keyword-only parameters: its calls are specialised."""
-    from redraft.compiler.transforms.ad.registry import rules_for
+    from redraft.compiler.primitives.registry import rules_for
     module = getattr(value, "__module__", "") or ""
     return (call_shape.gathers(value) and not module.startswith("redraft.")
             and rules_for(value) is None)

@@ -233,7 +233,7 @@ def _source_function(fn) -> bool:
     """Whether transforms read `fn`'s own source (a plain Python function of the user's)."""
     import types
     from redraft.compiler.transforms.calls.custom import is_custom
-    from redraft.compiler.transforms.ad.registry import rules_for
+    from redraft.compiler.primitives.registry import rules_for
     return (isinstance(fn, types.FunctionType) and not is_custom(fn)
             and rules_for(fn) is None and not hasattr(fn, "__redraft_transformable__")
             and not (getattr(fn, "__module__", "") or "").startswith("redraft"))

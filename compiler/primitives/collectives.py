@@ -6,7 +6,8 @@ the axis (runtime/collectives.py); under jit it is staged as an equation like an
 the compiled code calls back into the runtime at that point (backend/llvm/collectives.py),
 so one compiled body serves every device. The axis name and, where the result's shape
 depends on it, the axis size are static parameters, read from the axis the calling thread
-is bound to: a name no pmap binds raises NameError, as in JAX.
+is bound to: a name no pmap binds raises NameError, as in JAX. As a family file it also
+declares their jvp/vjp rules and batching (compiler/primitives/registry.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from redraft.runtime.eager import bind as bind_now, impl_rules
 from redraft.runtime.staged import StagedBuf
 from redraft.runtime.pytree import tree_map
 from redraft.runtime.staging_context import active_builder
+from redraft.compiler.primitives.registry import (LeadingAxesBatching, defbatch, defjvp,
+                                                  defnondiff, defnotbatchable, defstatic,
+                                                  defvjp, jnp, lax, names_primitive)
 
 FAMILY = "collectives"
 
@@ -322,3 +326,86 @@ def inverse_perm(perm) -> tuple:
 LAX_FUNCTIONS = {f.__name__: f for f in (psum, pmax, pmin, pmean, all_gather, all_to_all,
                                          psum_scatter, ppermute, pshuffle, axis_index,
                                          axis_size)}
+
+
+for _fn, _p in ((psum, psum_p), (pmax, pmax_p), (pmin, pmin_p), (all_gather, all_gather_p),
+                (psum_scatter, psum_scatter_p), (ppermute, ppermute_p),
+                (all_to_all, all_to_all_p), (axis_index, axis_index_p)):
+    names_primitive(_fn, _p)
+
+# ---- derivatives ---------------------------------------------------------------------------------
+# Every device's output depends on every device's input, so a reverse rule gathers the
+# cotangents of all devices: psum's transpose is psum, pmean's pmean, all_gather's is
+# psum_scatter (each device keeps the summed cotangent of its own block) and psum_scatter's
+# all_gather; all_to_all's is all_to_all with the split and concat axes swapped; ppermute's
+# is ppermute along the inverse permutation. pmax/pmin pass the derivative to the devices
+# that hold the extremum, shared equally between ties. pmean and pshuffle are functions on
+# psum and ppermute, keyed by themselves.
+
+defjvp(psum_p, lambda x_dot, ans, x, axis_name, axis_index_groups=None:
+       lax.psum(x_dot, axis_name, axis_index_groups=axis_index_groups))
+defvjp(psum_p, lambda g, ans, x, axis_name, axis_index_groups=None:
+       lax.psum(g, axis_name, axis_index_groups=axis_index_groups))
+defjvp(pmean, lambda x_dot, ans, x, axis_name, axis_index_groups=None:
+       lax.pmean(x_dot, axis_name, axis_index_groups=axis_index_groups))
+defvjp(pmean, lambda g, ans, x, axis_name, axis_index_groups=None:
+       lax.pmean(g, axis_name, axis_index_groups=axis_index_groups))
+
+for _op in (pmax_p, pmin_p):
+    defjvp(_op, lambda x_dot, ans, x, axis_name, axis_index_groups=None:
+           lax.psum(jnp.where(x == ans, x_dot, jnp.zeros_like(x_dot)), axis_name,
+                    axis_index_groups=axis_index_groups)
+           / lax.psum(jnp.where(x == ans, jnp.ones_like(x), jnp.zeros_like(x)), axis_name,
+                      axis_index_groups=axis_index_groups))
+    defvjp(_op, lambda g, ans, x, axis_name, axis_index_groups=None:
+           jnp.where(x == ans, lax.psum(g, axis_name, axis_index_groups=axis_index_groups),
+                     jnp.zeros_like(g))
+           / lax.psum(jnp.where(x == ans, jnp.ones_like(x), jnp.zeros_like(x)), axis_name,
+                      axis_index_groups=axis_index_groups))
+
+defjvp(all_gather_p, lambda x_dot, ans, x, axis_name, axis_index_groups=None, axis=0,
+       tiled=False: lax.all_gather(x_dot, axis_name, axis_index_groups=axis_index_groups,
+                                   axis=axis, tiled=tiled))
+defvjp(all_gather_p, lambda g, ans, x, axis_name, axis_index_groups=None, axis=0,
+       tiled=False: lax.psum_scatter(g, axis_name, scatter_dimension=axis,
+                                     axis_index_groups=axis_index_groups, tiled=tiled))
+defjvp(psum_scatter_p, lambda x_dot, ans, x, axis_name, scatter_dimension=0,
+       axis_index_groups=None, tiled=False:
+       lax.psum_scatter(x_dot, axis_name, scatter_dimension=scatter_dimension,
+                        axis_index_groups=axis_index_groups, tiled=tiled))
+defvjp(psum_scatter_p, lambda g, ans, x, axis_name, scatter_dimension=0,
+       axis_index_groups=None, tiled=False:
+       lax.all_gather(g, axis_name, axis_index_groups=axis_index_groups,
+                      axis=scatter_dimension, tiled=tiled))
+defjvp(all_to_all_p, lambda x_dot, ans, x, axis_name, split_axis, concat_axis,
+       axis_index_groups=None, tiled=False:
+       lax.all_to_all(x_dot, axis_name, split_axis, concat_axis, tiled=tiled))
+defvjp(all_to_all_p, lambda g, ans, x, axis_name, split_axis, concat_axis,
+       axis_index_groups=None, tiled=False:
+       lax.all_to_all(g, axis_name, concat_axis, split_axis, tiled=tiled))
+defjvp(ppermute_p, lambda x_dot, ans, x, axis_name, perm: lax.ppermute(x_dot, axis_name, perm))
+defvjp(ppermute_p, lambda g, ans, x, axis_name, perm:
+       lax.ppermute(g, axis_name, inverse_perm(perm)))
+defjvp(pshuffle, lambda x_dot, ans, x, axis_name, perm: lax.pshuffle(x_dot, axis_name, perm))
+defvjp(pshuffle, lambda g, ans, x, axis_name, perm:
+       lax.pshuffle(g, axis_name, np.argsort(perm)))
+
+defnondiff(axis_index_p, "integer-valued: the device's position along the axis")
+defnondiff(axis_size, "a Python int: the number of devices along the axis")
+defnondiff(inverse_perm, "it reverses the static pairs of a permutation")
+
+for _p in (psum_p, pmax_p, pmin_p, all_gather_p, psum_scatter_p):
+    defstatic(_p, "axis_name")
+defstatic(ppermute_p, "axis_name", "perm")
+defstatic(all_to_all_p, "axis_name", "split_axis", "concat_axis")
+
+# ---- batching: psum and friends combine each example with the same example on the other
+# devices, so the batch axis in front is carried along (all_gather, psum_scatter and
+# all_to_all shift their axis arguments: batch/rules/collectives.py) ----------------------------
+
+for _op in (psum_p, pmax_p, pmin_p, ppermute_p, pmean, pshuffle):
+    defbatch(_op, LeadingAxesBatching(("x",)))
+for _op, _why in ((axis_index_p, "it takes an axis name, never an array"),
+                  (axis_size, "it takes an axis name, never an array"),
+                  (inverse_perm, "it reverses static pairs, never arrays")):
+    defnotbatchable(_op, _why)

@@ -1,5 +1,11 @@
 """Elementwise primitives: unary math, binary arithmetic, comparisons, select, casts.
 
+This family file owns everything about its operations, each keyed by its primitive: the
+primitive with its impl and abstract eval, its lax function, its jnp function (JNP_TWINS,
+which redraft/numpy/ufuncs.py builds), its jvp and vjp rules and its batching
+(compiler/primitives/registry.py). A backend keeps only its lowering, keyed by the same
+primitive (compiler/backend/llvm/elementwise.py).
+
 Binary primitives broadcast their operands NumPy-style (the reverse-mode rules sum a
 cotangent back to each operand's shape). They are strict about dtypes: operands must share
 one dtype, except that weakly typed values (Python scalars) take the dtype of the others.
@@ -19,6 +25,10 @@ from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
 from redraft.compiler.primitives.operands import apply, strict_operands
+from redraft.compiler.primitives.registry import (ELEMENTWISE, ad, defbatch, defelementwise,
+                                                  defjvp, defjvp_joint, defnondiff, defstatic,
+                                                  defvjp, defzeros, elementwise_batching, jnp,
+                                                  lad, lax, names_primitive)
 
 FAMILY = "elementwise"
 
@@ -252,6 +262,7 @@ atanh_p = _unary("atanh", _quiet(np.arctanh), FLOATING)
 sqrt_p = _unary("sqrt", _quiet(np.sqrt), FLOATING)
 rsqrt_p = _unary("rsqrt", _quiet(_rsqrt), FLOATING)
 cbrt_p = _unary("cbrt", np.cbrt, REAL_FLOAT)
+square_p = _unary("square", _quiet(np.square), NUMBER)
 erf_p = _unary("erf", _erf, REAL_FLOAT)
 erfc_p = _unary("erfc", _erfc, REAL_FLOAT)
 erf_inv_p = _unary("erf_inv", _erf_inv, REAL_FLOAT)
@@ -362,9 +373,24 @@ abstract_eval_rules[clamp_p] = lambda lo, x, hi: ShapedArray(
 
 # ---- the lax functions --------------------------------------------------------------------------
 
+UNARY = (neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, not_p, population_count_p, clz_p,
+         exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p,
+         asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p,
+         cbrt_p, square_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p,
+         conj_p)
+BINARY = (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p,
+          or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p,
+          lt_p, le_p, gt_p, ge_p)
+
+
 def _lax_fn(prim: Primitive):
-    def fn(*args):
-        return apply(prim, *args)
+    """lax.<name>(x) or lax.<name>(x, y): the primitive on operands of one dtype."""
+    if prim in UNARY:
+        def fn(x):
+            return apply(prim, x)
+    else:
+        def fn(x, y):
+            return apply(prim, x, y)
     fn.__name__ = fn.__qualname__ = prim.name.replace("not", "bitwise_not")
     fn.__doc__ = f"lax.{prim.name}: the `{prim.name}` primitive, applied elementwise."
     return fn
@@ -396,10 +422,247 @@ def round(x, rounding_method: int = 0) -> Array:  # noqa: A001 - lax's name
     return apply(round_p, x, rounding_method=int(rounding_method))
 
 
-LAX_FUNCTIONS = {p.name: _lax_fn(p) for p in (
-    neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, not_p, population_count_p, clz_p,
-    exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p,
-    acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p,
-    erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p, conj_p, add_p, sub_p, mul_p,
-    div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p,
-    shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p)}
+LAX_FUNCTIONS = {p.name: _lax_fn(p) for p in UNARY + BINARY}
+for _p in UNARY + BINARY:
+    names_primitive(LAX_FUNCTIONS[_p.name], _p)
+for _fn, _p in ((select, select_p), (clamp, clamp_p), (integer_pow, integer_pow_p),
+                (convert_element_type, convert_element_type_p), (round, round_p)):
+    names_primitive(_fn, _p)
+
+# ---- the jnp functions ---------------------------------------------------------------------------
+# Each is its primitive after JAX's type promotion (inexact: integer operands become floats),
+# built by redraft/numpy/ufuncs.py under these names; it has the lax function's rules.
+
+JNP_TWINS: dict[tuple[str, ...], tuple[Primitive, bool]] = {
+    ("add",): (add_p, False), ("subtract",): (sub_p, False), ("multiply",): (mul_p, False),
+    ("divide", "true_divide"): (div_p, True), ("maximum",): (max_p, False),
+    ("minimum",): (min_p, False), ("arctan2",): (atan2_p, True),
+    ("nextafter",): (nextafter_p, True), ("bitwise_and",): (and_p, False),
+    ("bitwise_or",): (or_p, False), ("bitwise_xor",): (xor_p, False),
+    ("left_shift",): (shift_left_p, False), ("right_shift",): (shift_right_arithmetic_p, False),
+    ("equal",): (eq_p, False), ("not_equal",): (ne_p, False), ("less",): (lt_p, False),
+    ("less_equal",): (le_p, False), ("greater",): (gt_p, False),
+    ("greater_equal",): (ge_p, False),
+    ("negative",): (neg_p, False), ("sign",): (sign_p, False),
+    ("absolute", "abs"): (abs_p, False), ("exp",): (exp_p, True), ("exp2",): (exp2_p, True),
+    ("log",): (log_p, True), ("log1p",): (log1p_p, True), ("expm1",): (expm1_p, True),
+    ("tanh",): (tanh_p, True), ("sin",): (sin_p, True), ("cos",): (cos_p, True),
+    ("tan",): (tan_p, True), ("arcsin",): (asin_p, True), ("arccos",): (acos_p, True),
+    ("arctan",): (atan_p, True), ("sinh",): (sinh_p, True), ("cosh",): (cosh_p, True),
+    ("arcsinh",): (asinh_p, True), ("arccosh",): (acosh_p, True),
+    ("arctanh",): (atanh_p, True), ("sqrt",): (sqrt_p, True), ("cbrt",): (cbrt_p, True),
+}
+
+# ---- derivatives: one jvp and one vjp rule per operand, in the user's vocabulary -------------
+# Reverse rules whose factor can overflow use ad.safe_mul (and ad.safe_div where they divide):
+# a cotangent that jnp.where zeroed stays zero in the branch not taken, however large it is.
+
+defjvp(add_p,
+       lambda x_dot, ans, x, y: ad.broadcast_like(x_dot, ans),
+       lambda y_dot, ans, x, y: ad.broadcast_like(y_dot, ans))
+defjvp_joint(add_p, lambda x_dot, y_dot, ans, x, y: x_dot + y_dot, ("x", "y"))
+defvjp(add_p,
+       lambda g, ans, x, y: ad.unbroadcast(g, x),
+       lambda g, ans, x, y: ad.unbroadcast(g, y))
+
+defjvp(sub_p,
+       lambda x_dot, ans, x, y: ad.broadcast_like(x_dot, ans),
+       lambda y_dot, ans, x, y: ad.broadcast_like(-y_dot, ans))
+defjvp_joint(sub_p, lambda x_dot, y_dot, ans, x, y: x_dot - y_dot, ("x", "y"))
+defvjp(sub_p,
+       lambda g, ans, x, y: ad.unbroadcast(g, x),
+       lambda g, ans, x, y: ad.unbroadcast(-g, y))
+
+defjvp(mul_p,
+       lambda x_dot, ans, x, y: x_dot * y,
+       lambda y_dot, ans, x, y: x * y_dot)
+defvjp(mul_p,
+       lambda g, ans, x, y: ad.unbroadcast(g * y, x),
+       lambda g, ans, x, y: ad.unbroadcast(x * g, y))
+
+defjvp(div_p,
+       lambda x_dot, ans, x, y: x_dot / y,
+       lambda y_dot, ans, x, y: -y_dot * ans / y)
+defvjp(div_p,
+       lambda g, ans, x, y: ad.unbroadcast(ad.safe_div(g, y), x),
+       lambda g, ans, x, y: ad.unbroadcast(ad.safe_div(-g * ans, y), y))
+
+defjvp(neg_p, lambda x_dot, ans, x: -x_dot)
+defvjp(neg_p, lambda g, ans, x: -g)
+
+defjvp(pow_p,
+       lambda x_dot, ans, x, y: x_dot * y * x ** (y - 1),
+       lambda y_dot, ans, x, y: y_dot * ans * ad.safe_log(x))
+defvjp(pow_p,
+       lambda g, ans, x, y: ad.unbroadcast(ad.safe_mul(g, y * x ** (y - 1)), x),
+       lambda g, ans, x, y: ad.unbroadcast(ad.safe_mul(g, ans * ad.safe_log(x)), y))
+
+defjvp(max_p,
+       lambda x_dot, ans, x, y: ad.broadcast_like(x_dot, ans) * ad.pick_first(x, y, True),
+       lambda y_dot, ans, x, y: ad.broadcast_like(y_dot, ans) * ad.pick_first(y, x, False))
+defvjp(max_p,
+       lambda g, ans, x, y: ad.unbroadcast(g * ad.pick_first(x, y, True), x),
+       lambda g, ans, x, y: ad.unbroadcast(g * ad.pick_first(y, x, False), y))
+defjvp(min_p,
+       lambda x_dot, ans, x, y: ad.broadcast_like(x_dot, ans) * ad.pick_first(y, x, True),
+       lambda y_dot, ans, x, y: ad.broadcast_like(y_dot, ans) * ad.pick_first(x, y, False))
+defvjp(min_p,
+       lambda g, ans, x, y: ad.unbroadcast(g * ad.pick_first(y, x, True), x),
+       lambda g, ans, x, y: ad.unbroadcast(g * ad.pick_first(x, y, False), y))
+# The cotangent of the side max/min did not take is zero by construction (vjp.py keeps it so)
+defzeros(max_p,
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(x, y, True) == 0, g),
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(y, x, False) == 0, g))
+defzeros(min_p,
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(y, x, True) == 0, g),
+         lambda g, ans, x, y: ad.zero_mask(ad.pick_first(x, y, False) == 0, g))
+
+defjvp(rem_p,
+       lambda x_dot, ans, x, y: jnp.broadcast_to(x_dot, jnp.shape(ans)),
+       lambda y_dot, ans, x, y: -y_dot * lad.trunc_quotient(x, y))
+defvjp(rem_p,
+       lambda g, ans, x, y: ad.unbroadcast(g, x),
+       lambda g, ans, x, y: ad.unbroadcast(-g * lad.trunc_quotient(x, y), y))
+
+defjvp(exp_p, lambda x_dot, ans, x: x_dot * ans)
+defvjp(exp_p, lambda g, ans, x: ad.safe_mul(g, ans))
+defjvp(expm1_p, lambda x_dot, ans, x: x_dot * (ans + 1))
+defvjp(expm1_p, lambda g, ans, x: ad.safe_mul(g, ans + 1))
+defjvp(exp2_p, lambda x_dot, ans, x: x_dot * ans * 0.6931471805599453)
+defvjp(exp2_p, lambda g, ans, x: ad.safe_mul(g, ans * 0.6931471805599453))
+defjvp(log_p, lambda x_dot, ans, x: x_dot / x)
+defvjp(log_p, lambda g, ans, x: ad.safe_div(g, x))
+defjvp(log1p_p, lambda x_dot, ans, x: x_dot / (1 + x))
+defvjp(log1p_p, lambda g, ans, x: ad.safe_div(g, 1 + x))
+defjvp(sin_p, lambda x_dot, ans, x: x_dot * jnp.cos(x))
+defvjp(sin_p, lambda g, ans, x: g * jnp.cos(x))
+defjvp(cos_p, lambda x_dot, ans, x: -x_dot * jnp.sin(x))
+defvjp(cos_p, lambda g, ans, x: -g * jnp.sin(x))
+defjvp(tan_p, lambda x_dot, ans, x: x_dot * (1 + ans * ans))
+defvjp(tan_p, lambda g, ans, x: g * (1 + ans * ans))
+defjvp(tanh_p, lambda x_dot, ans, x: x_dot * (1 - ans * ans))
+defvjp(tanh_p, lambda g, ans, x: g * (1 - ans * ans))
+defjvp(sinh_p, lambda x_dot, ans, x: x_dot * jnp.cosh(x))
+defvjp(sinh_p, lambda g, ans, x: ad.safe_mul(g, jnp.cosh(x)))
+defjvp(cosh_p, lambda x_dot, ans, x: x_dot * jnp.sinh(x))
+defvjp(cosh_p, lambda g, ans, x: ad.safe_mul(g, jnp.sinh(x)))
+defjvp(asin_p, lambda x_dot, ans, x: x_dot / jnp.sqrt(1 - x * x))
+defvjp(asin_p, lambda g, ans, x: ad.safe_div(g, jnp.sqrt(1 - x * x)))
+defjvp(acos_p, lambda x_dot, ans, x: -x_dot / jnp.sqrt(1 - x * x))
+defvjp(acos_p, lambda g, ans, x: ad.safe_div(-g, jnp.sqrt(1 - x * x)))
+defjvp(atan_p, lambda x_dot, ans, x: x_dot / (1 + x * x))
+defvjp(atan_p, lambda g, ans, x: g / (1 + x * x))
+defjvp(asinh_p, lambda x_dot, ans, x: x_dot / jnp.sqrt(x * x + 1))
+defvjp(asinh_p, lambda g, ans, x: g / jnp.sqrt(x * x + 1))
+defjvp(acosh_p, lambda x_dot, ans, x: x_dot / jnp.sqrt(x * x - 1))
+defvjp(acosh_p, lambda g, ans, x: ad.safe_div(g, jnp.sqrt(x * x - 1)))
+defjvp(atanh_p, lambda x_dot, ans, x: x_dot / (1 - x * x))
+defvjp(atanh_p, lambda g, ans, x: ad.safe_div(g, 1 - x * x))
+defjvp(sqrt_p, lambda x_dot, ans, x: x_dot / (2 * ans))
+defvjp(sqrt_p, lambda g, ans, x: ad.safe_div(g, 2 * ans))
+defjvp(rsqrt_p, lambda x_dot, ans, x: x_dot * (-0.5 * ans * ans * ans))
+defvjp(rsqrt_p, lambda g, ans, x: g * (-0.5 * ans * ans * ans))
+defjvp(cbrt_p, lambda x_dot, ans, x: x_dot / (3 * ans * ans))
+defvjp(cbrt_p, lambda g, ans, x: ad.safe_div(g, 3 * ans * ans))
+defjvp(square_p, lambda x_dot, ans, x: 2 * x * x_dot)
+defvjp(square_p, lambda g, ans, x: g * (2 * x))
+defjvp(logistic_p, lambda x_dot, ans, x: x_dot * (ans * (1 - ans)))
+defvjp(logistic_p, lambda g, ans, x: g * (ans * (1 - ans)))
+defjvp(abs_p, lambda x_dot, ans, x: x_dot * jnp.sign(x))
+defvjp(abs_p, lambda g, ans, x: g * jnp.sign(x))
+defjvp(atan2_p,
+       lambda x_dot, ans, x, y: x_dot * y / (x * x + y * y),
+       lambda y_dot, ans, x, y: -y_dot * x / (x * x + y * y))
+defvjp(atan2_p,
+       lambda g, ans, x, y: ad.unbroadcast(g * y / (x * x + y * y), x),
+       lambda g, ans, x, y: ad.unbroadcast(-g * x / (x * x + y * y), y))
+
+TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
+defjvp(erf_p, lambda x_dot, ans, x: x_dot * (TWO_OVER_SQRT_PI * jnp.exp(-(x * x))))
+defvjp(erf_p, lambda g, ans, x: g * (TWO_OVER_SQRT_PI * jnp.exp(-(x * x))))
+defjvp(erfc_p, lambda x_dot, ans, x: x_dot * (-TWO_OVER_SQRT_PI * jnp.exp(-(x * x))))
+defvjp(erfc_p, lambda g, ans, x: g * (-TWO_OVER_SQRT_PI * jnp.exp(-(x * x))))
+defjvp(erf_inv_p, lambda x_dot, ans, x: x_dot * (SQRT_PI_OVER_TWO * jnp.exp(ans * ans)))
+defvjp(erf_inv_p, lambda g, ans, x: g * (SQRT_PI_OVER_TWO * jnp.exp(ans * ans)))
+defjvp(lgamma_p, lambda x_dot, ans, x: x_dot * lax.digamma(x))
+defvjp(lgamma_p, lambda g, ans, x: g * lax.digamma(x))
+defjvp(digamma_p, lambda x_dot, ans, x: x_dot * lad.polygamma(1, x))
+defvjp(digamma_p, lambda g, ans, x: g * lad.polygamma(1, x))
+
+defjvp(real_p, lambda x_dot, ans, x: lax.real(x_dot))
+defvjp(real_p, lambda g, ans, x: lad.complex_like(g, x))
+defjvp(imag_p, lambda x_dot, ans, x: lax.imag(x_dot))
+defvjp(imag_p, lambda g, ans, x: lad.complex_like(g, x) * -1j)
+defjvp(conj_p, lambda x_dot, ans, x: lax.conj(x_dot))
+defvjp(conj_p, lambda g, ans, x: lax.conj(g))
+
+defjvp(integer_pow_p, lambda x_dot, ans, x, y:
+       x_dot * (y * lax.integer_pow(x, y - 1)) if y != 0 else jnp.zeros_like(x_dot))
+defvjp(integer_pow_p, lambda g, ans, x, y:
+       g * (y * lax.integer_pow(x, y - 1)) if y != 0 else jnp.zeros_like(g))
+defstatic(integer_pow_p, "y")
+
+defjvp(select_p, None,
+       lambda on_true_dot, ans, pred, on_true, on_false: lax.select(
+           pred, jnp.broadcast_to(on_true_dot, jnp.shape(ans)), jnp.zeros_like(ans)),
+       lambda on_false_dot, ans, pred, on_true, on_false: lax.select(
+           pred, jnp.zeros_like(ans), jnp.broadcast_to(on_false_dot, jnp.shape(ans))))
+defjvp_joint(select_p, lambda on_true_dot, on_false_dot, ans, pred, on_true, on_false:
+             lax.select(pred, jnp.broadcast_to(on_true_dot, jnp.shape(ans)),
+                        jnp.broadcast_to(on_false_dot, jnp.shape(ans))),
+             ("on_true", "on_false"))
+defvjp(select_p, None,
+       lambda g, ans, pred, on_true, on_false: ad.unbroadcast(
+           lax.select(pred, g, jnp.zeros_like(g)), on_true),
+       lambda g, ans, pred, on_true, on_false: ad.unbroadcast(
+           lax.select(pred, jnp.zeros_like(g), g), on_false))
+defstatic(select_p, "pred")
+defzeros(select_p, None,
+         lambda g, ans, pred, on_true, on_false: ad.zero_mask(jnp.logical_not(pred), g),
+         lambda g, ans, pred, on_true, on_false: ad.zero_mask(pred, g))
+
+defjvp(clamp_p,
+       lambda min_dot, ans, min, x, max: jnp.broadcast_to(min_dot, jnp.shape(ans))
+       * lad.clamp_weights(min, x, max)[0],
+       lambda x_dot, ans, min, x, max: jnp.broadcast_to(x_dot, jnp.shape(ans))
+       * lad.clamp_weights(min, x, max)[1],
+       lambda max_dot, ans, min, x, max: jnp.broadcast_to(max_dot, jnp.shape(ans))
+       * lad.clamp_weights(min, x, max)[2])
+defvjp(clamp_p,
+       lambda g, ans, min, x, max: ad.unbroadcast(g * lad.clamp_weights(min, x, max)[0], min),
+       lambda g, ans, min, x, max: ad.unbroadcast(g * lad.clamp_weights(min, x, max)[1], x),
+       lambda g, ans, min, x, max: ad.unbroadcast(g * lad.clamp_weights(min, x, max)[2], max))
+
+defjvp(convert_element_type_p, lambda x_dot, ans, x, new_dtype:
+       lax.convert_element_type(x_dot, jnp.result_type(ans)) if lad.is_inexact(ans)
+       else ad.zeros_like(ans))
+defvjp(convert_element_type_p, lambda g, ans, x, new_dtype: (ad.cotangent_astype(
+    lax.real(g) if lad.drops_imaginary(g, x) else g, x)) if lad.is_inexact(ans)
+    else ad.zeros_like(x))
+defstatic(convert_element_type_p, "new_dtype")
+
+# Each reverse rule is elementwise in `g` before its unbroadcast (vjp.py keeps structural
+# zeros of `g` where they are).
+defelementwise(add_p, sub_p, mul_p, div_p, neg_p, pow_p, max_p, min_p, exp_p, expm1_p, log_p,
+               log1p_p, sin_p, cos_p, tan_p, tanh_p, sinh_p, cosh_p, asin_p, acos_p, atan_p,
+               asinh_p, acosh_p, atanh_p, sqrt_p, cbrt_p, square_p, exp2_p, abs_p, atan2_p,
+               select_p)
+
+for _p in (sign_p, floor_p, ceil_p, round_p):
+    defnondiff(_p, "piecewise constant: its derivative is zero almost everywhere")
+defnondiff(nextafter_p, "steps to the adjacent floating-point number: piecewise constant "
+                        "in y and the identity in x up to one ulp, with no useful derivative")
+for _p in (is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    defnondiff(_p, "bool-valued comparison")
+for _p in (not_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
+           shift_right_arithmetic_p, population_count_p, clz_p):
+    defnondiff(_p, "bitwise operation on bool or integer operands")
+
+# ---- batching: the same call, batched operands aligned to broadcast per example ---------------
+
+for _p in UNARY + BINARY + (select_p, clamp_p):
+    defbatch(_p, ELEMENTWISE)
+defbatch(convert_element_type_p, elementwise_batching(static=("new_dtype",)))
+defbatch(integer_pow_p, elementwise_batching(static=("y",)))
+defbatch(round_p, elementwise_batching(static=("rounding_method",)))

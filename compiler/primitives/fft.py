@@ -3,7 +3,8 @@
 fft_type is one of FFT (complex -> complex), IFFT (complex -> complex, scaled by 1/n),
 RFFT (real -> half spectrum of n // 2 + 1 complex values on the last axis) and IRFFT (half
 spectrum -> real of the given lengths), as XLA's FftType. The impl is numpy.fft (pocketfft);
-compiled code calls it through kernels/linalg_host.py.
+compiled code calls it through kernels/linalg_host.py. As a family file it also declares
+lax.fft's jvp and vjp rules and its batching (compiler/primitives/registry.py).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from redraft.compiler.primitives.base import Primitive, WeakRule
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
+from redraft.compiler.primitives.registry import (LeadingAxesBatching, defbatch, defjvp,
+                                                  defstatic, defvjp, jnp, lax, names_primitive)
 
 FAMILY = "fft"
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -96,3 +99,39 @@ def fft(x, fft_type, fft_lengths) -> Array:
     lengths = tuple(int(n) for n in fft_lengths)
     abstract_eval_rules[fft_p](ShapedArray(x.shape, x.dtype), fft_type=kind, fft_lengths=lengths)
     return bind(fft_p, x, fft_type=kind, fft_lengths=lengths)
+
+
+names_primitive(fft, fft_p)
+
+# ---- derivatives: the fft is linear; its transpose is the inverse kind, unscaled -----------------
+
+
+def _fft_vjp(g, ans, x, fft_type, fft_lengths):
+    g = g.astype(ans.dtype)  # a real cotangent (from jnp.real) of a complex result
+    if fft_type == "FFT" or fft_type == "IFFT":
+        return lax.fft(g, fft_type, fft_lengths)
+    if fft_type == "RFFT":
+        n = fft_lengths[-1]
+        pad = [(0, 0)] * (g.ndim - 1) + [(0, n - g.shape[-1])]
+        full = lax.fft(jnp.pad(g, pad), "FFT", fft_lengths)
+        return jnp.real(full).astype(x.dtype)
+    n = fft_lengths[-1]
+    half = lax.fft(g, "RFFT", fft_lengths)
+    odd = n % 2
+    k = half.shape[-1]
+    weight = jnp.concatenate([jnp.ones((1,)), jnp.full((k - 2 + odd,), 2.0),
+                              jnp.ones((1 - odd,))]).astype(half.dtype)
+    scale = 1.0
+    for length in fft_lengths:
+        scale = scale / length
+    return jnp.conj(half * weight * scale)
+
+
+defjvp(fft_p, lambda x_dot, ans, x, fft_type, fft_lengths: lax.fft(x_dot, fft_type,
+                                                                    fft_lengths))
+defvjp(fft_p, _fft_vjp)
+defstatic(fft_p, "fft_type", "fft_lengths")
+
+# ---- batching: the fft maps over its leading axes already -----------------------------------------
+
+defbatch(fft_p, LeadingAxesBatching(("x",)))

@@ -1,4 +1,10 @@
-"""Reductions over axes, arg-reductions, cumulative scans and sorting."""
+"""Reductions over axes, arg-reductions, cumulative scans and sorting.
+
+This family file owns everything about its operations, each keyed by its primitive: the
+primitive with its impl and abstract eval, its lax function, its jvp and vjp rules and its
+batching (compiler/primitives/registry.py). A rule needing a helper of the generated-code
+library calls it as `ad.` or `lad.`, through the registry's placeholders.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +16,9 @@ from redraft.runtime import dtypes
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
+from redraft.compiler.primitives.registry import (AxisBatching, ad, defbatch, defjvp,
+                                                  defnondiff, defstatic, defvjp, lad, lax,
+                                                  names_primitive)
 
 FAMILY = "reductions"
 
@@ -192,3 +201,73 @@ def argsort(operand, dimension: int = -1, descending: bool = False) -> Array:
     x = as_array(operand)
     return bind(argsort_p, x, dimension=canonical_axis(dimension, x.ndim, "lax.argsort"),
                 descending=bool(descending))
+
+
+for _fn, _p in ((reduce_sum, reduce_sum_p), (reduce_prod, reduce_prod_p),
+                (reduce_max, reduce_max_p), (reduce_min, reduce_min_p),
+                (reduce_and, reduce_and_p), (reduce_or, reduce_or_p), (argmax, argmax_p),
+                (argmin, argmin_p), (cumsum, cumsum_p), (cumprod, cumprod_p),
+                (cummax, cummax_p), (cummin, cummin_p), (sort, sort_p), (argsort, argsort_p)):
+    names_primitive(_fn, _p)
+
+# ---- derivatives ---------------------------------------------------------------------------------
+
+defjvp(reduce_sum_p, lambda operand_dot, ans, operand, axes: lax.reduce_sum(operand_dot, axes))
+defvjp(reduce_sum_p, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False))
+# Each element's derivative is the product of the other reduced elements (lad.prod_others
+# computes it from exclusive cumulative products: no division, so zeros are fine).
+defjvp(reduce_prod_p, lambda operand_dot, ans, operand, axes: lax.reduce_sum(
+    operand_dot * lad.prod_others(operand, axes), axes))
+defvjp(reduce_prod_p, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False)
+       * lad.prod_others(operand, axes))
+for _p in (reduce_max_p, reduce_min_p):  # ties share the derivative equally
+    defjvp(_p, lambda operand_dot, ans, operand, axes: lax.reduce_sum(
+        operand_dot * ad.argext_mask(operand, ans, axes, False), axes))
+    defvjp(_p, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False)
+           * ad.argext_mask(operand, ans, axes, False))
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p):
+    defstatic(_p, "axes")
+
+defjvp(cumsum_p, lambda operand_dot, ans, operand, axis=0, reverse=False:
+       lax.cumsum(operand_dot, axis, reverse))
+defvjp(cumsum_p, lambda g, ans, operand, axis=0, reverse=False:
+       lax.cumsum(g, axis, not reverse))
+# cumprod: y[i] = x[i] y[i-1], so y_dot[i] = x[i] y_dot[i-1] + y[i-1] x_dot[i], a linear
+# recurrence; its transpose runs the recurrence backwards with the coefficients shifted.
+defjvp(cumprod_p, lambda operand_dot, ans, operand, axis=0, reverse=False:
+       lad.linear_recurrence(operand, lad.shift(ans, axis, reverse, 1.0) * operand_dot, axis,
+                             reverse))
+defvjp(cumprod_p, lambda g, ans, operand, axis=0, reverse=False:
+       lad.shift(ans, axis, reverse, 1.0) * lad.linear_recurrence(
+           lad.shift(operand, axis, not reverse), g, axis, not reverse))
+for _p in (cummax_p, cummin_p):  # the derivative of the element each result equals
+    defjvp(_p, lambda operand_dot, ans, operand, axis=0, reverse=False: lad.take_along(
+        operand_dot, lad.cumulative_source(operand, ans, axis, reverse), axis))
+    defvjp(_p, lambda g, ans, operand, axis=0, reverse=False: lad.take_along_bar(
+        g, operand, lad.cumulative_source(operand, ans, axis, reverse), axis))
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
+    defstatic(_p, "axis", "reverse")
+
+# sorting is a permutation of the operand
+defjvp(sort_p, lambda operand_dot, ans, operand, dimension=-1: lad.take_along(
+    operand_dot, lad.argsort_inverse(operand, dimension)[0], dimension))
+defvjp(sort_p, lambda g, ans, operand, dimension=-1: lad.take_along(
+    g, lad.argsort_inverse(operand, dimension)[1], dimension))
+defstatic(sort_p, "dimension")
+
+for _p in (reduce_and_p, reduce_or_p):
+    defnondiff(_p, "bool-valued reduction")
+for _p in (argmax_p, argmin_p):
+    defnondiff(_p, "integer-valued: the position of the extremum")
+defnondiff(argsort_p, "integer-valued: the positions that sort the operand")
+
+# ---- batching: the operand batched at axis 0, the axis argument shifted past it -----------------
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p):
+    defbatch(_p, AxisBatching("axes"))
+for _p in (argmax_p, argmin_p):
+    defbatch(_p, AxisBatching("axis"))
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
+    defbatch(_p, AxisBatching("axis", 0))
+for _p in (sort_p, argsort_p):
+    defbatch(_p, AxisBatching("dimension", -1))

@@ -25,7 +25,7 @@ def _is_redraft(value) -> bool:
 
 
 def _has_rules(value) -> bool:
-    from redraft.compiler.transforms.ad.registry import rules_for
+    from redraft.compiler.primitives.registry import rules_for
     try:
         return rules_for(value) is not None
     except TypeError:

@@ -9,7 +9,7 @@ from redraft.compiler.core import ir
 from redraft.compiler.core.names import Names  # noqa: F401 (the transforms' generator)
 from redraft.compiler.frontend.methods import STATIC_ATTRIBUTES
 from redraft.compiler.transforms.runtime import ad
-from redraft.compiler.transforms.ad.registry import OpRules, rules_for
+from redraft.compiler.primitives.registry import OpRules, rules_for
 from redraft.runtime.errors import RedraftError
 
 ADD = ir.Ref(operator.add, "+")

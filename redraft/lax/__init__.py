@@ -37,7 +37,7 @@ from redraft.lax.slicing import (batch_matmul, broadcast_shapes, broadcast_to_ra
                                  collapse, dtype, dynamic_slice_in_dim,
                                  dynamic_update_index_in_dim, dynamic_update_slice_in_dim, full,
                                  full_like, index_in_dim, reciprocal, slice_in_dim, split,
-                                 square, tile)
+                                 tile)
 from redraft.lax.windows import (conv_general_permutations, conv_general_shape_tuple,  # noqa
                                  conv_shape_tuple, conv_transpose_shape_tuple, reduce,
                                  reduce_window, reduce_window_shape_tuple, reduce_xor)

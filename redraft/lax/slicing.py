@@ -211,11 +211,6 @@ def dtype(x, *, canonicalize: bool = False) -> np.dtype:
     return as_array(x).dtype
 
 
-def square(x) -> Array:
-    """x * x, elementwise."""
-    return integer_pow(x, 2)
-
-
 def reciprocal(x) -> Array:
     """1 / x, elementwise."""
     return integer_pow(x, -1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from redraft.compiler.primitives import elementwise as ew
+from redraft.compiler.primitives import registry as _registry
 from redraft.runtime import dtypes
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
@@ -122,48 +123,19 @@ def _unary(prim, name: str, to_inexact: bool = False):
     return fn
 
 
-add = _binary(ew.add_p, "add")
-subtract = _binary(ew.sub_p, "subtract")
-multiply = _binary(ew.mul_p, "multiply")
-true_divide = divide = _binary(ew.div_p, "divide", to_inexact=True)
-maximum = _binary(ew.max_p, "maximum")
-minimum = _binary(ew.min_p, "minimum")
-arctan2 = _binary(ew.atan2_p, "arctan2", to_inexact=True)
-nextafter = _binary(ew.nextafter_p, "nextafter", to_inexact=True)
-bitwise_and = _binary(ew.and_p, "bitwise_and")
-bitwise_or = _binary(ew.or_p, "bitwise_or")
-bitwise_xor = _binary(ew.xor_p, "bitwise_xor")
-left_shift = _binary(ew.shift_left_p, "left_shift")
-right_shift = _binary(ew.shift_right_arithmetic_p, "right_shift")
-equal = _binary(ew.eq_p, "equal")
-not_equal = _binary(ew.ne_p, "not_equal")
-less = _binary(ew.lt_p, "less")
-less_equal = _binary(ew.le_p, "less_equal")
-greater = _binary(ew.gt_p, "greater")
-greater_equal = _binary(ew.ge_p, "greater_equal")
+def _twin(prim, names: tuple[str, ...], to_inexact: bool):
+    """The jnp function the family declares for `prim` (ew.JNP_TWINS): JAX's promotion,
+    then the primitive; the same operation as the lax function, so it has its rules."""
+    build = _unary if prim in ew.UNARY else _binary
+    fn = build(prim, names[0], to_inexact)
+    _registry.same_operation(fn, prim)
+    return fn
 
-negative = _unary(ew.neg_p, "negative")
-sign = _unary(ew.sign_p, "sign")
-absolute = abs = _unary(ew.abs_p, "absolute")  # noqa: A001
-exp = _unary(ew.exp_p, "exp", True)
-exp2 = _unary(ew.exp2_p, "exp2", True)
-log = _unary(ew.log_p, "log", True)
-log1p = _unary(ew.log1p_p, "log1p", True)
-expm1 = _unary(ew.expm1_p, "expm1", True)
-tanh = _unary(ew.tanh_p, "tanh", True)
-sin = _unary(ew.sin_p, "sin", True)
-cos = _unary(ew.cos_p, "cos", True)
-tan = _unary(ew.tan_p, "tan", True)
-arcsin = _unary(ew.asin_p, "arcsin", True)
-arccos = _unary(ew.acos_p, "arccos", True)
-arctan = _unary(ew.atan_p, "arctan", True)
-sinh = _unary(ew.sinh_p, "sinh", True)
-cosh = _unary(ew.cosh_p, "cosh", True)
-arcsinh = _unary(ew.asinh_p, "arcsinh", True)
-arccosh = _unary(ew.acosh_p, "arccosh", True)
-arctanh = _unary(ew.atanh_p, "arctanh", True)
-sqrt = _unary(ew.sqrt_p, "sqrt", True)
-cbrt = _unary(ew.cbrt_p, "cbrt", True)
+
+# add, subtract, ..., exp, sin, ...: one function per primitive the family names
+for _names, (_prim, _inexact) in ew.JNP_TWINS.items():
+    _fn = _twin(_prim, _names, _inexact)
+    globals().update({_name: _fn for _name in _names})
 _complex_real = _unary(ew.real_p, "real")
 _complex_imag = _unary(ew.imag_p, "imag")
 

@@ -75,6 +75,12 @@ rule(ew.sub_p)(_arith("fsub", "sub"))
 rule(ew.mul_p)(_arith("fmul", "mul"))
 
 
+@rule(ew.square_p)
+def _square(b, args, dtypes, out, params):
+    (x,) = args
+    return b.fmul(x, x) if is_float(dtypes[0]) else b.mul(x, x)
+
+
 @rule(ew.div_p, cost=4)
 def _div(b, args, dtypes, out, params):
     x, y = args

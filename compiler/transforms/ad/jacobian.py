@@ -26,8 +26,10 @@ Whether `out` is one array is decided when the source is built, from the batch t
 infers for f's result (an array batched by x; a container, a pytree of unknown structure
 or a result that does not depend on x take the loop alone). jacrev then is one backward pass
 `f_bwd` batched over the basis of out's space, with no branch (a pytree x takes its rows
-leaf by leaf); jacfwd keeps the branch above, since whether x is one array is not in f's
-Core.
+leaf by leaf). Whether x is one array is not in f's Core: jacfwd called on arguments is
+built for the x it is given (`x_is_array`), the batched jvp or the loop alone, with no
+branch; only a jacfwd read with no argument at hand (`redraft.emit`, a transform of the
+jacfwd function itself) keeps the branch above.
 """
 from __future__ import annotations
 
@@ -62,8 +64,12 @@ class _Builder:
         return ir.Var(target)
 
 
-def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool) -> ir.Function:
-    """Core computing d f(params)/d params[argnum], shaped out.shape + x.shape."""
+def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool,
+                      x_is_array: bool | None = None) -> ir.Function:
+    """Core computing d f(params)/d params[argnum], shaped out.shape + x.shape.
+
+    `x_is_array` says whether that argument is one array (True) or a pytree (False), where
+    the caller knows; None leaves jacfwd's choice to run time."""
     params = core.params
     x = ir.Var(params[argnum])
     args = tuple(ir.Var(p) for p in params)
@@ -72,9 +78,9 @@ def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool) -> ir.F
     body: list[ir.Stmt] = []
     out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
     jac = b.name("jac")
-    if not _result_is_one_array(core, argnum):
+    if not _result_is_one_array(core, argnum) or (forward and x_is_array is False):
         body.extend(_looped(fn, core, b, args, x, out, mask, forward, jac))
-    elif forward:  # one batched jvp needs the basis of x's space: x must be one array
+    elif forward and x_is_array is None:  # a batched jvp needs x's basis: x one array
         x_is = b.assign(body, b.name("x_is_array"), ir.Call(vm_ref("is_array"), (x,)))
         batched = _batched(fn, core, b, args, x, out, mask, forward, jac)
         looped = _looped(fn, core, b, args, x, out, mask, forward, jac)

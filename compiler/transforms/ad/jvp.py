@@ -18,7 +18,7 @@ from redraft.compiler.transforms.common import (ADD, Names, TransformError, acti
                                                 where)
 from redraft.compiler.transforms.calls.inline import inline, rule_args
 from redraft.compiler.transforms.ad.loops import index_active_loops
-from redraft.compiler.transforms.ad.registry import rules_for
+from redraft.compiler.primitives.registry import rules_for
 from redraft.compiler.transforms.ad.stable_forms import fuse_stable_forms
 from redraft.compiler.transforms.tidy import tidy
 

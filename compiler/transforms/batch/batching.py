@@ -20,66 +20,46 @@ and fails for one without an entry here.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any, Callable
 
 from redraft.compiler.core import ir
 from redraft.compiler.transforms.batch import batch_types as bt
-from redraft.compiler.transforms.ad.registry import rules_for
-from redraft.compiler.transforms.cache import TRANSFORM_CACHE, IdentityTable
+from redraft.compiler.primitives.registry import (BATCH_RULES, BatchEntry,  # noqa: F401
+                                                  batch_alias, defbatch, defbatch_loop,
+                                                  defbatch_source, defnotbatchable, rules_for)
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE
 
 _MISSING = object()
 
 
-@dataclass
-class BatchEntry:
-    op: Callable
-    kind: str  # "rule", "loop", "source" or "unbatchable"
-    rule: Callable | None = None
-    reason: str | None = None
-    returns: str = "array"  # for loops: "array" (jnp.stack) or "any" (vm.stack_examples)
-
-
-BATCH_RULES: IdentityTable = IdentityTable()  # op -> BatchEntry
-
-
-def defbatch(op: Callable, rule: Callable) -> None:
-    """`rule(b: RuleCall) -> (expr, batch type)` batches calls of `op`."""
-    BATCH_RULES[op] = BatchEntry(op, "rule", rule)
-
-
-def defbatch_loop(op: Callable, reason: str, returns: str = "array") -> None:
-    """`op` is batched by a loop over the examples; `reason` says why no vectorised rule."""
-    BATCH_RULES[op] = BatchEntry(op, "loop", reason=reason, returns=returns)
-
-
-def defbatch_source(op: Callable) -> None:
-    """`op` is plain Python over redraft.numpy: vmap transforms its source."""
-    BATCH_RULES[op] = BatchEntry(op, "source")
-
-
-def defnotbatchable(op: Callable, reason: str) -> None:
-    """`op` cannot be batched (its result's shape depends on per-example values)."""
-    BATCH_RULES[op] = BatchEntry(op, "unbatchable", reason=reason)
-
-
-def batch_alias(op: Callable, same_as: Callable) -> None:
-    """`op` batches exactly as `same_as` (operator.add and jnp.add)."""
-    BATCH_RULES[op] = BATCH_RULES[same_as]
+# How a declared kind of rule (registry.ElementwiseBatching) becomes a rule function: filled
+# by batch/rules/common.py, which writes the rules (it imports this module).
+RULE_KINDS: dict[type, Callable] = {}
+_BUILT: dict = {}  # declared rule -> its rule function
 
 
 def batch_entry(op) -> BatchEntry | None:
-    """The entry for `op`, or for the operation the AD registry says it is an alias of."""
+    """The entry for `op`, or for the operation the AD registry says it is an alias of; a
+    declared kind of rule comes back built."""
     try:
         entry = BATCH_RULES.get(op)
     except TypeError:
         return None
-    if entry is not None:
+    if entry is None:
+        ad = rules_for(op)
+        if ad is not None and ad.op is not op:
+            entry = BATCH_RULES.get(ad.op)
+    if entry is None or entry.kind != "rule" or callable(entry.rule):
         return entry
-    ad = rules_for(op)
-    if ad is not None and ad.op is not op:
-        return BATCH_RULES.get(ad.op)
-    return None
+    return replace(entry, rule=built_rule(entry.rule))
+
+
+def built_rule(spec):
+    """The rule function of a declared kind of rule (built once)."""
+    if spec not in _BUILT:
+        _BUILT[spec] = RULE_KINDS[type(spec)](spec)
+    return _BUILT[spec]
 
 
 def has_batch_rule(op) -> bool:

@@ -11,7 +11,7 @@ import types
 from redraft.compiler.core import ir
 from redraft.compiler.core.core_function import carried_core
 from redraft.compiler.transforms.common import TransformError
-from redraft.compiler.transforms.ad.registry import rules_for
+from redraft.compiler.primitives.registry import rules_for
 
 
 def core_of(fn) -> ir.Function:

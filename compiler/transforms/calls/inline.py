@@ -3,10 +3,19 @@ rule's temporaries get fresh names of the target function, and its return value 
 from __future__ import annotations
 
 import operator
+import types
 from typing import Callable
 
+import redraft.numpy as jnp
+from redraft import lax
 from redraft.compiler.core import ir
+from redraft.compiler.primitives.registry import RuleName
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE
+from redraft.compiler.transforms.runtime import ad, lad, lah
+
+# The modules a rule's names stand for: what generated source imports under those names.
+RULE_MODULES = {"jnp": jnp, "lax": lax, "ad": ad, "lad": lad, "lah": lah}
+_RULE_GLOBALS: dict[str, dict] = {}  # module name -> its globals with the names bound
 
 
 def rule_core(rule: Callable) -> ir.Function:
@@ -17,16 +26,31 @@ def rule_core(rule: Callable) -> ir.Function:
 def _lower_rule(rule: Callable) -> ir.Function:
     from redraft.compiler.frontend.normalize import lower_function
     from redraft.compiler.frontend.ssa import to_ssa
-    core = to_ssa(lower_function(rule))
+    core = to_ssa(lower_function(with_rule_names(rule)))
     _plain_operators(core.body)
     return core
+
+
+def with_rule_names(rule: Callable) -> Callable:
+    """`rule` reading the real modules where its module holds placeholders for them
+    (registry.RuleName: a family file below the transforms writes `jnp.cos(x)` in a rule
+    without importing redraft.numpy). The code object, and so the source, is the same."""
+    names = getattr(rule, "__globals__", None)
+    if not isinstance(rule, types.FunctionType) or not any(
+            isinstance(v, RuleName) for v in names.values()):
+        return rule
+    module = names.get("__name__", "")
+    if module not in _RULE_GLOBALS:
+        _RULE_GLOBALS[module] = {**names, **{k: RULE_MODULES[v.name] for k, v in names.items()
+                                             if isinstance(v, RuleName)}}
+    return types.FunctionType(rule.__code__, _RULE_GLOBALS[module], rule.__name__,
+                              rule.__defaults__, rule.__closure__)
 
 
 def _plain_operators(body: list[ir.Stmt]) -> None:
     """In place: `ad.safe_mul(a, b)`/`ad.safe_div(a, b)` with no mask are plain `a * b` and
     `a / b`. Rules spell them so; reverse mode adds the mask where a cotangent has
     structural zeros (vjp.py), and the derivative reads like the math elsewhere."""
-    from redraft.compiler.transforms.runtime import ad
     plain = {ad.safe_mul: ir.Ref(operator.mul, "*"),
              ad.safe_div: ir.Ref(operator.truediv, "/")}
     for s in ir.walk_stmts(body):

@@ -12,7 +12,7 @@ import pytest
 
 import redraft.numpy as jnp
 from redraft import nn
-from redraft.compiler.transforms.ad.registry import rules_for
+from redraft.compiler.primitives.registry import rules_for
 from redraft.numpy import promotion
 from redraft.scipy import special
 from redraft.test_util import check_grads

@@ -1,10 +1,14 @@
-"""Every primitive is differentiable through its public function, or says why not.
+"""Every primitive is differentiable and batchable through its public functions, or says why
+not.
 
-The table maps each primitive to the functions user code calls to apply it (the lax
-function; Python's `x[i]` and `x.at[i].op()` for the indexing primitives) and names the
-arguments derivatives flow through. The test fails, naming the offenders, for a primitive
-missing from the table and for a function with neither a jvp and a vjp rule for each of
-those arguments nor a `defnondiff` mark.
+A primitive whose family declares its functions (registry.names_primitive: the elementwise
+family) is checked from the registry alone: each of its functions needs a jvp and a vjp rule
+for every operand (its parameters but those marked `defstatic`) or a `defnondiff` mark, and
+a batching entry. For the other families the table maps each primitive to the functions
+user code calls to apply it (the lax function; Python's `x[i]` and `x.at[i].op()` for the
+indexing primitives) and names the arguments derivatives flow through. The test fails,
+naming the offenders, for a primitive in neither and for a function with neither a jvp and
+a vjp rule for each of those arguments nor a `defnondiff` mark.
 """
 import inspect
 import operator
@@ -16,45 +20,13 @@ from redraft import lax
 from redraft.compiler import primitives
 from redraft.compiler.core import helpers
 from redraft.compiler.primitives.random import random_sample
-from redraft.compiler.transforms.ad.registry import rules_for
+from redraft.compiler.primitives.registry import BATCH_RULES, functions_of, rules_for
 
 X = ("x",)
 XY = ("x", "y")
 NONE = ()  # expects a defnondiff mark
 
 PRIMITIVE_TO_LAX_FUNCTION = {
-    # elementwise, unary
-    "neg": [(lax.neg, X)], "abs": [(lax.abs, X)], "exp": [(lax.exp, X)],
-    "exp2": [(lax.exp2, X)], "log": [(lax.log, X)], "log1p": [(lax.log1p, X)],
-    "expm1": [(lax.expm1, X)], "tanh": [(lax.tanh, X)], "logistic": [(lax.logistic, X)],
-    "sin": [(lax.sin, X)], "cos": [(lax.cos, X)], "tan": [(lax.tan, X)],
-    "asin": [(lax.asin, X)], "acos": [(lax.acos, X)], "atan": [(lax.atan, X)],
-    "sinh": [(lax.sinh, X)], "cosh": [(lax.cosh, X)], "asinh": [(lax.asinh, X)],
-    "acosh": [(lax.acosh, X)], "atanh": [(lax.atanh, X)], "sqrt": [(lax.sqrt, X)],
-    "rsqrt": [(lax.rsqrt, X)], "cbrt": [(lax.cbrt, X)], "erf": [(lax.erf, X)],
-    "erfc": [(lax.erfc, X)], "erf_inv": [(lax.erf_inv, X)], "lgamma": [(lax.lgamma, X)],
-    "digamma": [(lax.digamma, X)], "real": [(lax.real, X)], "imag": [(lax.imag, X)],
-    "conj": [(lax.conj, X)],
-    "sign": [(lax.sign, NONE)], "floor": [(lax.floor, NONE)], "ceil": [(lax.ceil, NONE)],
-    "round": [(lax.round, NONE)], "is_finite": [(lax.is_finite, NONE)],
-    "not": [(lax.bitwise_not, NONE)], "population_count": [(lax.population_count, NONE)],
-    "clz": [(lax.clz, NONE)],
-    # elementwise, binary
-    "add": [(lax.add, XY)], "sub": [(lax.sub, XY)], "mul": [(lax.mul, XY)],
-    "div": [(lax.div, XY)], "rem": [(lax.rem, XY)], "pow": [(lax.pow, XY)],
-    "max": [(lax.max, XY)], "min": [(lax.min, XY)], "atan2": [(lax.atan2, XY)],
-    "nextafter": [(lax.nextafter, NONE)], "and": [(lax.bitwise_and, NONE)],
-    "or": [(lax.bitwise_or, NONE)], "xor": [(lax.bitwise_xor, NONE)],
-    "shift_left": [(lax.shift_left, NONE)],
-    "shift_right_logical": [(lax.shift_right_logical, NONE)],
-    "shift_right_arithmetic": [(lax.shift_right_arithmetic, NONE)],
-    "eq": [(lax.eq, NONE)], "ne": [(lax.ne, NONE)], "lt": [(lax.lt, NONE)],
-    "le": [(lax.le, NONE)], "gt": [(lax.gt, NONE)], "ge": [(lax.ge, NONE)],
-    # elementwise, the rest
-    "select": [(lax.select, ("on_true", "on_false"))],
-    "clamp": [(lax.clamp, ("min", "x", "max"))],
-    "integer_pow": [(lax.integer_pow, X)],
-    "convert_element_type": [(lax.convert_element_type, ("x",))],
     # indexing: Python's x[i] and x.at[i].set/add(v)
     "getitem": [(operator.getitem, ("a",)), (helpers.at_get, ("x",))],
     "index_update": [(helpers.at_set, ("x", "v")), (helpers.at_add, ("x", "v")),
@@ -67,16 +39,6 @@ PRIMITIVE_TO_LAX_FUNCTION = {
                              (lax.conv, ("lhs", "rhs")),
                              (lax.conv_with_general_padding, ("lhs", "rhs")),
                              (lax.conv_transpose, ("lhs", "rhs"))],
-    # reductions, scans, sorting
-    "reduce_sum": [(lax.reduce_sum, ("operand",))],
-    "reduce_prod": [(lax.reduce_prod, ("operand",))],
-    "reduce_max": [(lax.reduce_max, ("operand",))],
-    "reduce_min": [(lax.reduce_min, ("operand",))],
-    "reduce_and": [(lax.reduce_and, NONE)], "reduce_or": [(lax.reduce_or, NONE)],
-    "argmax": [(lax.argmax, NONE)], "argmin": [(lax.argmin, NONE)],
-    "cumsum": [(lax.cumsum, ("operand",))], "cumprod": [(lax.cumprod, ("operand",))],
-    "cummax": [(lax.cummax, ("operand",))], "cummin": [(lax.cummin, ("operand",))],
-    "sort": [(lax.sort, ("operand",))], "argsort": [(lax.argsort, NONE)],
     # shapes
     "reshape": [(lax.reshape, ("operand",)), (lax.expand_dims, ("array",))],
     "broadcast_in_dim": [(lax.broadcast_in_dim, ("operand",)), (lax.broadcast, ("operand",))],
@@ -97,18 +59,8 @@ PRIMITIVE_TO_LAX_FUNCTION = {
     "scatter_mul": [(lax.scatter_mul, ("operand", "updates"))],
     "scatter_min": [(lax.scatter_min, ("operand", "updates"))],
     "scatter_max": [(lax.scatter_max, ("operand", "updates"))],
-    # factorisations and the fft
-    "cholesky": [(lax.linalg.cholesky, X)], "eigh": [(lax.linalg.eigh, X)],
-    "lu": [(lax.linalg.lu, X)], "qr": [(lax.linalg.qr, X)], "svd": [(lax.linalg.svd, X)],
-    "triangular_solve": [(lax.linalg.triangular_solve, ("a", "b"))],
-    "eig": [(lax.linalg.eig, NONE)], "fft": [(lax.fft, X)],
     # effects: staging turns Core's print(...) into debug_print
     "debug_print": [(print, NONE)],
-    # collectives over a pmap axis (compiler/primitives/collectives.py)
-    "psum": [(lax.psum, X), (lax.pmean, X)], "pmax": [(lax.pmax, X)], "pmin": [(lax.pmin, X)],
-    "all_gather": [(lax.all_gather, X)], "psum_scatter": [(lax.psum_scatter, X)],
-    "all_to_all": [(lax.all_to_all, X)],
-    "ppermute": [(lax.ppermute, X), (lax.pshuffle, X)], "axis_index": [(lax.axis_index, NONE)],
     # redraft.random's samplers inside compiled code
     "random_sample": [(random_sample, NONE)],
 }
@@ -142,21 +94,56 @@ def _problem(fn, diff_args) -> str | None:
     return f"{name}: no {', '.join(missing)}" if missing else None
 
 
+def _declared_operands(fn) -> tuple[str, ...]:
+    """The arguments derivatives flow through, as the family declares them: the function's
+    positional parameters but those marked static (none where it is marked nondiff)."""
+    rules = rules_for(fn)
+    if rules is None or rules.nondiff_reason is not None:
+        return NONE
+    params = inspect.signature(fn).parameters.values()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                 and p.name not in rules.static)
+
+
+def _functions(prim) -> list:
+    """[(function, arguments derivatives flow through)] for `prim`: from its family's
+    declaration, else from the table."""
+    declared = functions_of(prim)
+    if declared:
+        return [(fn, _declared_operands(fn)) for fn in declared]
+    return PRIMITIVE_TO_LAX_FUNCTION.get(prim.name, [])
+
+
 def test_every_primitive_is_differentiable_or_marked():
     skipped = _control_flow_names()
     offenders = []
-    for prim_name in sorted(primitives.ALL_PRIMITIVES):
+    for prim_name, prim in sorted(primitives.ALL_PRIMITIVES.items()):
         if prim_name in skipped:
             continue
-        if prim_name not in PRIMITIVE_TO_LAX_FUNCTION:
-            offenders.append(f"{prim_name}: not in PRIMITIVE_TO_LAX_FUNCTION")
+        functions = _functions(prim)
+        if not functions:
+            offenders.append(f"{prim_name}: declares no function (registry.names_primitive) "
+                             "and is not in PRIMITIVE_TO_LAX_FUNCTION")
             continue
-        for fn, diff_args in PRIMITIVE_TO_LAX_FUNCTION[prim_name]:
+        for fn, diff_args in functions:
             problem = _problem(fn, diff_args)
             if problem:
                 offenders.append(f"{prim_name} ({problem})")
     assert not offenders, ("primitives whose public functions lack derivative rules or a "
                            "nondiff mark:\n  " + "\n  ".join(offenders))
+
+
+def test_every_declared_function_has_a_batching_entry():
+    """A family's functions are batched by the entry it declares beside their rules."""
+    missing = [f"{prim.name}: {fn.__name__}" for prim in primitives.ALL_PRIMITIVES.values()
+               for fn in functions_of(prim) if fn not in BATCH_RULES]
+    assert not missing, f"declared functions with no batching entry: {missing}"
+
+
+def test_declared_primitives_are_not_also_in_the_table():
+    both = sorted(p.name for p in primitives.ALL_PRIMITIVES.values()
+                  if functions_of(p) and p.name in PRIMITIVE_TO_LAX_FUNCTION)
+    assert not both, f"declared by their family, so drop them from the table: {both}"
 
 
 def test_table_names_only_primitives():

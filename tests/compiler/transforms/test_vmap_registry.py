@@ -11,7 +11,7 @@ from redraft.compiler.transforms.batch import vmap  # noqa
 from redraft.compiler.transforms.runtime import vm
 from redraft.compiler.transforms.batch.rules.products import batched_subscripts
 from redraft.compiler.transforms.batch.batching import BATCH_RULES, batch_entry
-from redraft.compiler.transforms.ad.registry import RULES, rules_for
+from redraft.compiler.primitives.registry import RULES, rules_for
 
 import redraft.numpy as jnp
 from redraft import lax

@@ -4,5 +4,4 @@ from redraft.compiler.transforms.ad.rules import (control, elementwise, helpers,
                                                   shapes, structure, lax_elementwise, linalg,
                                                   lax_structure, jnp_extra, random, vmap,
                                                   lax_composed)
-from redraft.compiler.transforms.ad.rules import collectives  # noqa: E402,F401
 from redraft.compiler.transforms.ad.rules import indexing_modes  # noqa: E402,F401

@@ -1,6 +1,6 @@
 """Derivative rules of the helpers that lax control flow lowers to (core/helpers.py)."""
 from redraft.compiler.core import helpers
-from redraft.compiler.transforms.ad.registry import defjvp, defnondiff, defstatic, defvjp
+from redraft.compiler.primitives.registry import defjvp, defnondiff, defstatic, defvjp
 
 defjvp(helpers.tree_index, lambda xs_dot, ans, xs, i: helpers.tree_index(xs_dot, i))
 defvjp(helpers.tree_index, lambda ct, ans, xs, i: helpers.tree_index_add(xs, i, ct))

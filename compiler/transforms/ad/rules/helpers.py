@@ -3,8 +3,8 @@ differentiated again (grad of grad, jacfwd of jacrev)."""
 import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.transforms.runtime import ad, vm
-from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
-                                                     defvjp, defzeros)
+from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+                                                  defvjp, defzeros)
 
 defjvp(ad.unbroadcast, lambda g_dot, ans, g, x: ad.unbroadcast(g_dot, x))
 defvjp(ad.unbroadcast, lambda ct, ans, g, x: ad.broadcast_like(ct, g))

@@ -10,7 +10,7 @@ of any order exist.
 """
 import redraft.numpy as jnp
 from redraft.compiler.transforms.runtime import ad
-from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
                                                   defvjp)
 from redraft.numpy import indexing as ix
 

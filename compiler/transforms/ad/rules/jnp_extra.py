@@ -16,8 +16,8 @@ from redraft.numpy import promotion
 from redraft.scipy import special
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import lad
-from redraft.compiler.transforms.ad.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                     defstatic, defvjp)
+from redraft.compiler.primitives.registry import (alias, defjvp, defjvp_joint, defnondiff,
+                                                  defstatic, defvjp)
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)

@@ -14,7 +14,7 @@ import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import lad
-from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
                                                   defvjp)
 from redraft.lax import slicing, windows
 
@@ -90,8 +90,6 @@ defjvp(lax.full_like, None, lambda fill_value_dot, ans, x, fill_value, dtype=Non
 defvjp(lax.full_like, None, lambda g, ans, x, fill_value, dtype=None, shape=None:
        ad.cotangent_astype(jnp.sum(g), fill_value))
 defstatic(lax.full_like, "x")
-defjvp(lax.square, lambda x_dot, ans, x: 2 * x * x_dot)
-defvjp(lax.square, lambda g, ans, x: g * (2 * x))
 defjvp(lax.reciprocal, lambda x_dot, ans, x: -(x_dot * ans * ans))
 defvjp(lax.reciprocal, lambda g, ans, x: -(g * ans * ans))
 defjvp(lax.batch_matmul,

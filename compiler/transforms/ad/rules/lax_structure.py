@@ -1,60 +1,18 @@
-"""Derivative rules of the structural lax functions: reductions, cumulative scans, sorting,
-shapes, slices, padding, convolution, gather and scatter; and of the array helpers in
-runtime/lad.py that those rules call (each again with rules, so derivatives of
-derivatives work).
+"""Derivative rules of the structural lax functions: shapes, slices, padding, convolution,
+gather and scatter; and of the array helpers in runtime/lad.py that those rules call (each
+again with rules, so derivatives of derivatives work).
 
 Every rule is written with lax operations that have rules themselves. Where a derivative
-would need a division that fails at zeros (products, cumulative products), it is computed
-from exclusive products or a linear recurrence instead.
+would need a division that fails at zeros, it is computed otherwise. The reductions, scans
+and sorting have their rules in their family file, compiler/primitives/reductions.py.
 """
 import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import lad
-from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
-                                                     defvjp)
-
-# ---- reductions ----------------------------------------------------------------------------------
-
-# Each element's derivative is the product of the other reduced elements (lad.prod_others
-# computes it from exclusive cumulative products: no division, so zeros are fine).
-defjvp(lax.reduce_prod, lambda operand_dot, ans, operand, axes: lax.reduce_sum(
-    operand_dot * lad.prod_others(operand, axes), axes))
-defvjp(lax.reduce_prod, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False)
-       * lad.prod_others(operand, axes))
-for _op in (lax.reduce_max, lax.reduce_min):  # ties share the derivative equally
-    defjvp(_op, lambda operand_dot, ans, operand, axes: lax.reduce_sum(
-        operand_dot * ad.argext_mask(operand, ans, axes, False), axes))
-    defvjp(_op, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False)
-           * ad.argext_mask(operand, ans, axes, False))
-
-# ---- cumulative scans ----------------------------------------------------------------------------
-
-defjvp(lax.cumsum, lambda operand_dot, ans, operand, axis=0, reverse=False:
-       lax.cumsum(operand_dot, axis, reverse))
-defvjp(lax.cumsum, lambda g, ans, operand, axis=0, reverse=False:
-       lax.cumsum(g, axis, not reverse))
-# cumprod: y[i] = x[i] y[i-1], so y_dot[i] = x[i] y_dot[i-1] + y[i-1] x_dot[i], a linear
-# recurrence; its transpose runs the recurrence backwards with the coefficients shifted.
-defjvp(lax.cumprod, lambda operand_dot, ans, operand, axis=0, reverse=False:
-       lad.linear_recurrence(operand, lad.shift(ans, axis, reverse, 1.0) * operand_dot, axis,
-                             reverse))
-defvjp(lax.cumprod, lambda g, ans, operand, axis=0, reverse=False:
-       lad.shift(ans, axis, reverse, 1.0) * lad.linear_recurrence(
-           lad.shift(operand, axis, not reverse), g, axis, not reverse))
-for _op in (lax.cummax, lax.cummin):  # the derivative of the element each result equals
-    defjvp(_op, lambda operand_dot, ans, operand, axis=0, reverse=False: lad.take_along(
-        operand_dot, lad.cumulative_source(operand, ans, axis, reverse), axis))
-    defvjp(_op, lambda g, ans, operand, axis=0, reverse=False: lad.take_along_bar(
-        g, operand, lad.cumulative_source(operand, ans, axis, reverse), axis))
-
-# ---- sorting: a permutation of the operand -------------------------------------------------------
-
-defjvp(lax.sort, lambda operand_dot, ans, operand, dimension=-1: lad.take_along(
-    operand_dot, lad.argsort_inverse(operand, dimension)[0], dimension))
-defvjp(lax.sort, lambda g, ans, operand, dimension=-1: lad.take_along(
-    g, lad.argsort_inverse(operand, dimension)[1], dimension))
+from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+                                                  defvjp)
 
 # ---- shapes --------------------------------------------------------------------------------------
 
@@ -553,9 +511,6 @@ for _op in (helpers.at_min, helpers.at_max):  # contributors equal to the result
 
 # ---- not differentiable --------------------------------------------------------------------------
 
-for _op in (lax.reduce_and, lax.reduce_or):
-    defnondiff(_op, "bool-valued reduction")
-defnondiff(lax.argsort, "integer-valued: the positions that sort the operand")
 for _op in (lax.iota, lax.broadcasted_iota):
     defnondiff(_op, "integer-valued, and a function of static shapes only")
 for _op in (lad.inverse_permutation, lad.broadcast_in_dim_sum_axes, lad.slice_padding,

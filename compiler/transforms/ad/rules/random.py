@@ -11,7 +11,7 @@ parameters without a rule here raise NotImplementedError when differentiated, ne
 import redraft.numpy as jnp
 from redraft import random
 from redraft.compiler.primitives.random import random_sample
-from redraft.compiler.transforms.ad.registry import defjvp, defnondiff, defvjp
+from redraft.compiler.primitives.registry import defjvp, defnondiff, defvjp
 from redraft.compiler.transforms.runtime import ad
 from redraft.random.gamma import random_gamma_grad
 

@@ -1,8 +1,8 @@
-"""Derivative rules of reductions: sum, mean, max/min, prod, var/std go through their source."""
+"""Derivative rules of the jnp reductions: sum, mean, max/min, prod, var/std go through their
+source. The lax reductions' rules are their primitives', in compiler/primitives/reductions.py."""
 import redraft.numpy as jnp
-from redraft import lax
 from redraft.compiler.transforms.runtime import ad
-from redraft.compiler.transforms.ad.registry import alias, defjvp, defnondiff, defvjp
+from redraft.compiler.primitives.registry import alias, defjvp, defnondiff, defvjp
 
 defjvp(jnp.sum, lambda a_dot, ans, a, axis=None, dtype=None, keepdims=False, initial=None,
        where=None: jnp.sum(a_dot, axis=axis, keepdims=keepdims, where=where))
@@ -26,9 +26,6 @@ alias(jnp.amax, jnp.max)
 alias(jnp.amin, jnp.min)
 defjvp(jnp.cumsum, lambda a_dot, ans, a, axis=None, dtype=None: jnp.cumsum(a_dot, axis))
 defvjp(jnp.cumsum, lambda g, ans, a, axis=None, dtype=None: ad.reverse_cumsum(g, a, axis))
-defjvp(lax.reduce_sum, lambda operand_dot, ans, operand, axes: lax.reduce_sum(operand_dot, axes))
-defvjp(lax.reduce_sum, lambda g, ans, operand, axes: ad.unsum(g, operand, axes, False))
 
-for _op in (jnp.argmax, jnp.argmin, jnp.any, jnp.all, jnp.count_nonzero, lax.argmax,
-            lax.argmin, jnp.argsort):
+for _op in (jnp.argmax, jnp.argmin, jnp.any, jnp.all, jnp.count_nonzero, jnp.argsort):
     defnondiff(_op, "integer- or bool-valued")

@@ -7,8 +7,8 @@ from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.runtime.convert import as_array
 from redraft.compiler.transforms.runtime import ad
-from redraft.compiler.transforms.ad.registry import (alias, defjvp, defjvp_joint, defnondiff,
-                                                     defrearranging, defstatic, defvjp)
+from redraft.compiler.primitives.registry import (alias, defjvp, defjvp_joint, defnondiff,
+                                                  defrearranging, defstatic, defvjp)
 
 # ---- shape -------------------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ import inspect
 from redraft.compiler.core import helpers
 from redraft.compiler.transforms.runtime import ad
 from redraft.runtime import pytree
-from redraft.compiler.transforms.ad.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
-                                                     defvjp)
+from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
+                                                  defvjp)
 
 defjvp(helpers.append,
        lambda items_dot, ans, items, item: helpers.append(items_dot, ad.zeros_like(item)),

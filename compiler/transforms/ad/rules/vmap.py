@@ -4,8 +4,8 @@ redraft.numpy (vm.align, vm.select, vm.dot, ...) need none: AD reads their sourc
 import numpy as np
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import vm
-from redraft.compiler.transforms.ad.registry import (defelementwise, defjvp, defjvp_joint,
-                                                     defnondiff, defstatic, defvjp, defzeros)
+from redraft.compiler.primitives.registry import (defelementwise, defjvp, defjvp_joint,
+                                                  defnondiff, defstatic, defvjp, defzeros)
 
 import redraft.numpy as jnp
 

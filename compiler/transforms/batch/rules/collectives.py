@@ -1,17 +1,11 @@
-"""Batching rules of the collectives over a pmap axis inside vmapped code: each example's
-values are combined with the same example's on the other devices, so the batch axis (at 0)
-is carried along and axis arguments shift past it."""
-from redraft.compiler.primitives import collectives as cl
+"""Batching rules of the collectives whose axis arguments shift past the batch axis
+(all_gather, psum_scatter, all_to_all); psum and friends, which carry the batch axis along,
+declare theirs in their family file (compiler/primitives/collectives.py)."""
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.batch.rules.common import as_array, loop, shift, static_or_none
-from redraft.compiler.transforms.batch.batching import defbatch, defnotbatchable
+from redraft.compiler.transforms.batch.batching import defbatch
 
 from redraft import lax
-
-
-def _carried(b):
-    """psum and friends are elementwise across devices: the batch axis stays at 0."""
-    return b.rebuild(x=as_array(b, "x")), bt.B
 
 
 def _axis_shifted(param: str, default: int):
@@ -23,8 +17,6 @@ def _axis_shifted(param: str, default: int):
     return rule
 
 
-for _op in (lax.psum, lax.pmean, lax.pmax, lax.pmin, lax.ppermute, lax.pshuffle):
-    defbatch(_op, _carried)
 defbatch(lax.all_gather, _axis_shifted("axis", 0))
 defbatch(lax.psum_scatter, _axis_shifted("scatter_dimension", 0))
 
@@ -40,7 +32,3 @@ def _all_to_all(b):
 
 
 defbatch(lax.all_to_all, _all_to_all)
-for _op, _why in ((lax.axis_index, "it takes an axis name, never an array"),
-                  (lax.axis_size, "it takes an axis name, never an array"),
-                  (cl.inverse_perm, "it reverses static pairs, never arrays")):
-    defnotbatchable(_op, _why)

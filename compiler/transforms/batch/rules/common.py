@@ -5,7 +5,8 @@ from typing import Callable
 
 from redraft.compiler.core import ir
 from redraft.compiler.transforms.batch import batch_types as bt
-from redraft.compiler.transforms.batch.batching import NotStatic, RuleCall
+from redraft.compiler.primitives.registry import ElementwiseBatching
+from redraft.compiler.transforms.batch.batching import RULE_KINDS, NotStatic, RuleCall
 from redraft.compiler.transforms.batch.vmap_ranks import covers
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
 
@@ -120,6 +121,9 @@ def elementwise(static: tuple = (), kw_operands: tuple = (), result=bt.B) -> Cal
         return ir.Call(call.fn, tuple(args), tuple(kwargs), call.star_args), result
     rule.rank_exact = not static and result is bt.B  # vmap_ranks.py: max of operand ranks
     return rule
+
+
+RULE_KINDS[ElementwiseBatching] = lambda spec: elementwise(spec.static, spec.kw_operands)
 
 
 def positional_names(b: RuleCall) -> list:

@@ -5,29 +5,24 @@ import operator
 import numpy as np
 from redraft.compiler.core import helpers, ir
 from redraft.compiler.frontend import methods
-from redraft.compiler.primitives.elementwise import LAX_FUNCTIONS
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.batch.rules.common import elementwise, loop_rule
-from redraft.compiler.transforms.batch.batching import batch_alias, defbatch, defnotbatchable
+from redraft.compiler.transforms.batch.batching import defbatch, defnotbatchable
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref
 
 import redraft.numpy as jnp
-from redraft import lax
 
-UNARY = ("negative", "positive", "sign", "absolute", "abs", "exp", "exp2", "expm1", "log",
-         "log1p", "log2", "log10", "tanh", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-         "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "sqrt", "cbrt", "real", "imag",
-         "conj", "conjugate", "floor", "ceil", "square", "reciprocal", "logical_not",
-         "bitwise_not", "invert", "bitwise_count", "isnan", "isfinite", "isinf", "isposinf",
-         "isneginf", "signbit", "deg2rad", "rad2deg", "degrees", "radians", "sinc", "fabs", "trunc",
-         "fix", "rint", "angle", "i0", "exp", "spacing", "modf", "cosine")
-BINARY = ("add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum",
-          "nextafter", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "power",
-          "floor_divide", "remainder", "mod", "fmod", "copysign", "logaddexp", "logaddexp2",
-          "hypot", "heaviside", "float_power", "arctan2", "logical_and", "logical_or",
-          "logical_xor", "fmax", "fmin", "gcd", "lcm", "ldexp", "bitwise_left_shift",
-          "bitwise_right_shift", "pow", "atan2")
+# The jnp functions written on several primitives; those that are one primitive (jnp.exp,
+# jnp.add) batch as their primitive, declared in compiler/primitives/elementwise.py.
+UNARY = ("positive", "log2", "log10", "real", "imag", "conj", "conjugate", "floor", "ceil",
+         "square", "reciprocal", "logical_not", "bitwise_not", "invert", "bitwise_count",
+         "isnan", "isfinite", "isinf", "isposinf", "isneginf", "signbit", "deg2rad", "rad2deg",
+         "degrees", "radians", "sinc", "fabs", "trunc", "fix", "rint", "angle", "i0",
+         "spacing", "modf")
+BINARY = ("floor_divide", "remainder", "mod", "fmod", "copysign", "logaddexp", "logaddexp2",
+          "hypot", "heaviside", "float_power", "logical_and", "logical_or", "logical_xor",
+          "fmax", "fmin", "gcd", "lcm", "ldexp", "bitwise_left_shift", "bitwise_right_shift",
+          "pow")
 
 for _name in UNARY + BINARY:
     _fn = getattr(jnp, _name, None)
@@ -53,21 +48,6 @@ def _where(b):
 
 _where.rank_exact = lambda call: len(call.args) == 3
 defbatch(jnp.where, _where)
-
-# ---- lax: strict types, same rules ------------------------------------------------------------
-
-for _name, _fn in LAX_FUNCTIONS.items():
-    defbatch(_fn, elementwise())
-defbatch(lax.select, elementwise())
-defbatch(lax.clamp, elementwise())
-defbatch(lax.convert_element_type, elementwise(static=("new_dtype",)))
-defbatch(lax.integer_pow, elementwise(static=("y",)))
-defbatch(lax.round, elementwise(static=("rounding_method",)))
-for _name in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "logistic", "rsqrt", "is_finite",
-              "exp2", "imag", "real", "conj", "sign", "floor", "ceil"):
-    if hasattr(lax, _name):
-        defbatch(getattr(lax, _name), elementwise())
-
 
 # ---- Python operators: arrays elementwise, sequences structurally ------------------------------
 
@@ -122,6 +102,4 @@ defnotbatchable(methods.contains, "`in` on a batched value asks a question about
 defnotbatchable(methods.not_contains,
                 "`not in` on a batched value asks a question about all examples")
 
-# jnp.true_divide and jnp.divide are one function; the AD registry's aliases map the rest.
-batch_alias(jnp.abs, jnp.absolute)
 del np

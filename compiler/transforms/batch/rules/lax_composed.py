@@ -9,7 +9,7 @@ from redraft.lax import slicing, windows
 
 for _fn in (lax.slice_in_dim, lax.index_in_dim, lax.dynamic_slice_in_dim,
             lax.dynamic_update_slice_in_dim, lax.dynamic_update_index_in_dim, lax.split,
-            lax.collapse, lax.broadcast_to_rank, lax.tile, lax.full, lax.full_like, lax.square,
+            lax.collapse, lax.broadcast_to_rank, lax.tile, lax.full, lax.full_like,
             lax.reciprocal, lax.batch_matmul, lax.reduce_window, lax.reduce, lax.reduce_xor,
             lax.associative_scan, lax.cumlogsumexp, lax.sort_key_val, lax.top_k,
             lax.approx_max_k, lax.approx_min_k,

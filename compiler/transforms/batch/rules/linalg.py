@@ -4,7 +4,8 @@ axes of its two operands), so a batched call is the same call with the batch axi
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.runtime import lah
 from redraft.compiler.transforms.batch.rules.common import as_array, loop, static_or_none
-from redraft.compiler.transforms.batch.batching import defbatch, defbatch_source
+from redraft.compiler.primitives.registry import LeadingAxesBatching
+from redraft.compiler.transforms.batch.batching import RULE_KINDS, defbatch, defbatch_source
 
 import redraft.numpy as jnp
 from redraft import lax
@@ -36,14 +37,15 @@ def _eig_results(b):
     return bt.tup((bt.B,) * (2 if flag else 1))
 
 
-defbatch(lax.linalg.cholesky, _leading(("x",), lambda b: bt.B))
-defbatch(lax.linalg.triangular_solve, _leading(("a", "b"), lambda b: bt.B))
-defbatch(lax.linalg.lu, _leading(("x",), lambda b: bt.tup((bt.B,) * 3)))
-defbatch(lax.linalg.qr, _leading(("x",), lambda b: bt.tup((bt.B,) * 2)))
-defbatch(lax.linalg.eigh, _leading(("x",), lambda b: bt.tup((bt.B,) * 2)))
+def _declared(spec: LeadingAxesBatching):
+    """The rule LeadingAxesBatching(operands, results) declares."""
+    result = bt.B if spec.results == 1 else bt.tup((bt.B,) * spec.results)
+    return _leading(spec.operands, lambda b: result)
+
+
+RULE_KINDS[LeadingAxesBatching] = _declared
 defbatch(lax.linalg.svd, _leading(("x",), _svd_results))
 defbatch(lax.linalg.eig, _leading(("x",), _eig_results))
-defbatch(lax.fft, _leading(("x",), lambda b: bt.B))
 
 # jnp.linalg functions with derivative rules of their own map over leading axes too: a rule
 # (not their source) keeps vmap(jnp.linalg.det) from reading det's source as a recursive call

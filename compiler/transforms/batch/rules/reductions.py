@@ -10,10 +10,10 @@ from redraft.compiler.transforms.batch.rules.common import (
     shift,
     static_or_none,
 )
-from redraft.compiler.transforms.batch.batching import defbatch
+from redraft.compiler.primitives.registry import AxisBatching
+from redraft.compiler.transforms.batch.batching import RULE_KINDS, defbatch
 
 import redraft.numpy as jnp
-from redraft import lax
 
 # ---- over axis (None: every per-example axis) ---------------------------------------------------
 
@@ -61,36 +61,19 @@ def _two_axes(operand: str):
 defbatch(jnp.trace, _two_axes("a"))
 defbatch(jnp.diagonal, _two_axes("a"))
 
-# ---- lax: explicit axes ------------------------------------------------------------------------
+# ---- lax: explicit axes, the kind of rule the reductions family declares ----------------------
 
 
-def _lax_axes(param: str):
+def lax_axis(spec: AxisBatching):
+    """The rule AxisBatching(param, default) declares: the operand batched at axis 0 and the
+    static axis argument shifted past it (a loop where the axis is not static)."""
     def rule(b):
-        value = static_or_none(b, param)
+        value = static_or_none(b, spec.param, spec.default)
         if value is ... or any(b.batched(n) for n in b.bound if n != "operand"):
             return loop(b)
-        return b.rebuild(operand=as_array(b, "operand"), **{param: shift(value)}), bt.B
+        return b.rebuild(operand=as_array(b, "operand"), **{spec.param: shift(value)}), bt.B
     return rule
 
 
-for _name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-              "reduce_or"):
-    defbatch(getattr(lax, _name), _lax_axes("axes"))
-for _name in ("argmax", "argmin"):
-    defbatch(getattr(lax, _name), _lax_axes("axis"))
-
-
-def _lax_scan_axis(param: str, default: int):
-    def rule(b):
-        value = static_or_none(b, param, default)
-        if value is ... or any(b.batched(n) for n in b.bound if n != "operand"):
-            return loop(b)
-        return b.rebuild(operand=as_array(b, "operand"), **{param: shift(value)}), bt.B
-    return rule
-
-
-for _name in ("cumsum", "cumprod", "cummax", "cummin"):
-    defbatch(getattr(lax, _name), _lax_scan_axis("axis", 0))
-defbatch(lax.sort, _lax_scan_axis("dimension", -1))
-defbatch(lax.argsort, _lax_scan_axis("dimension", -1))
+RULE_KINDS[AxisBatching] = lax_axis
 del ir

@@ -1,0 +1,45 @@
+"""jacfwd's source is built for the argument it is called on: one batched jvp for an array,
+the loop over basis vectors for a pytree, and no run-time `vm.is_array` branch in either.
+Only a jacfwd read with no argument at hand (`redraft.emit`) keeps the branch."""
+import numpy as np
+
+import redraft
+import redraft.numpy as jnp
+from redraft.test_util import numerical_grad
+from redraft.transforms import _built_jacobian
+
+
+def f(x):
+    return jnp.sin(x) * x
+
+
+def g(p):
+    return jnp.sin(p["a"]) * p["b"]
+
+
+def test_source_for_an_array_is_one_batched_jvp():
+    source = _built_jacobian(f, 0, True, True).__redraft_source__
+    assert "is_array" not in source and "if " not in source and "for " not in source
+    assert "f_jvp_batched" in source
+
+
+def test_source_for_a_pytree_is_the_loop_alone():
+    source = _built_jacobian(g, 0, True, False).__redraft_source__
+    assert "is_array" not in source and "if " not in source and "for " in source
+    assert "_jvp_batched" not in source
+
+
+def test_emit_with_no_argument_keeps_the_run_time_choice():
+    assert "vm.is_array(x)" in redraft.emit(f, "jacfwd")
+
+
+def test_jacobians_match_finite_differences():
+    x = np.linspace(-1.0, 1.0, 4)
+    expected = np.stack([numerical_grad(lambda v, i=i: float(np.sin(v[i]) * v[i]), x)
+                         for i in range(4)])
+    got = redraft.jacfwd(f)(jnp.asarray(x, jnp.float32))
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-4, atol=1e-5)
+    a, b = np.array([0.3, -0.7]), np.array([1.5, 2.0])
+    tree = redraft.jacfwd(g)({"a": jnp.asarray(a, jnp.float32), "b": jnp.asarray(b, jnp.float32)})
+    np.testing.assert_allclose(np.asarray(tree["a"]), np.diag(np.cos(a) * b), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(tree["b"]), np.diag(np.sin(a)), rtol=1e-5)
