@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import operator
 import types
 from dataclasses import dataclass
@@ -464,9 +465,9 @@ class Lowering:
         return True
 
     def built_container(self, node) -> bool:
-        """Whether `node` names a local the function binds itself (not a parameter, whose
-        caller would see the change): item assignment on it (`shape[ax] = n`) rebinds the
-        name to an updated copy, a list or dict; on an array, set_item raises JAX's error."""
+        """Whether `node` names a local the function binds itself (not a parameter it never
+        rebinds, whose caller would see the change): item assignment on it (`shape[ax] = n`)
+        rebinds the name to an updated copy; on an array, set_item raises JAX's error."""
         if not (isinstance(node, gast.Name) and node.id in self.locals):
             return False
         root = self.parsed.node
@@ -476,7 +477,12 @@ class Lowering:
             every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [
                 a for a in (arguments.vararg, arguments.kwarg) if a is not None]
             params = {a.id for a in every}
-        return node.id not in params
+        if node.id not in params:
+            return True
+        body = root.body if isinstance(root.body, list) else [root.body]
+        return any(isinstance(n, gast.Assign) and any(
+            isinstance(t, gast.Name) and t.id == node.id for t in n.targets)
+            for stmt in body for n in gast.walk(stmt))
 
     def set_item(self, target, value: ir.Atom, out: list, node) -> None:
         """`d[k] = v` on a container the function built: d = set_item(d, k, v)."""
@@ -1015,7 +1021,8 @@ class Lowering:
             local = fn.value
             return ir.Call(ir.Ref(local.function, local.name),
                            local_functions.call_atoms(local, tuple(args)))
-        if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(fn.value):
+        if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(
+                fn.value, [k for k, _ in kwargs]):
             return self.shaped_call(node, fn, args, kwargs)
         args = [self.function_value(a, node, out) for a in args]
         kwargs = [(k, self.function_value(a, node, out)) for k, a in kwargs]
@@ -1308,13 +1315,26 @@ class Lowering:
         self.fail(node, "starred expressions are only supported as call arguments")
 
 
-def _user_function_that_gathers(value) -> bool:
-    """A function of the user's (not redraft's own library, not an operation with rules)
-    with *args, **kwargs or keyword-only parameters: its calls are specialised."""
+def _user_function_that_gathers(value, keywords: list[str]) -> bool:
+    """A function with *args, **kwargs or keyword-only parameters whose source transforms
+    read: its calls are specialised on their shape, so no keyword argument is lost on the way
+    to the transformed source. The user's functions always; one of redraft's numpy/scipy/nn
+    library functions without rules of its own when the call names a parameter that only a
+    keyword reaches (jnp.cumulative_sum(x, include_initial=True))."""
     from redraft.compiler.primitives.registry import rules_for
+    if not call_shape.gathers(value) or rules_for(value) is not None:
+        return False
     module = getattr(value, "__module__", "") or ""
-    return (call_shape.gathers(value) and not module.startswith("redraft.")
-            and rules_for(value) is None)
+    if not module.startswith("redraft."):
+        return True
+    if not module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")):
+        return False
+    try:
+        params = inspect.signature(value).parameters
+    except (TypeError, ValueError):
+        return False
+    by_keyword_only = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+    return any(k not in params or params[k].kind in by_keyword_only for k in keywords)
 
 
 def _is_docstring(stmt) -> bool:

@@ -239,6 +239,17 @@ def _source_function(fn) -> bool:
             and not (getattr(fn, "__module__", "") or "").startswith("redraft"))
 
 
+def _library_source_function(fn) -> bool:
+    """A function of redraft's numpy/scipy/nn libraries that transforms read by its source
+    (no rule of its own) and that takes a function (nanmax's helper, given jnp.max): it is
+    specialised on the function as a user's would be."""
+    import types
+    from redraft.compiler.primitives.registry import rules_for
+    module = getattr(fn, "__module__", "") or ""
+    return (isinstance(fn, types.FunctionType) and rules_for(fn) is None
+            and module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")))
+
+
 def specialise_on_values(fn, args: tuple):
     """`fn` for a call with positional `args`: Bound on its function-valued arguments (and
     a jitted function's static ones) when there are any, else `fn` itself."""
@@ -351,7 +362,7 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
 
     def fix(e):
         if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.star_args is None
-                and (_source_function(e.fn.value)
+                and (_source_function(e.fn.value) or _library_source_function(e.fn.value)
                      or isinstance(e.fn.value, custom_vjp))):
             return e
         known = tuple((i, a.value) for i, a in enumerate(e.args) if isinstance(a, ir.Ref)

@@ -188,3 +188,24 @@ def test_functions_without_a_rule_of_their_own_differentiate_through_their_sourc
                                rtol=1e-6)
     assert redraft.vmap(jnp.diag)(jnp.ones((2, 3))).shape == (2, 3, 3)
     assert redraft.hessian(_log_diag_total)(x).shape == (3, 3, 3, 3)
+
+
+def _running_total(x):
+    return jnp.sum(jnp.cumulative_sum(x, include_initial=True) * jnp.arange(1.0, 5.0))
+
+
+def _nan_extremes(x):
+    return jnp.nanmax(x) + 2.0 * jnp.nanmin(x)
+
+
+def test_library_functions_keep_keyword_only_arguments_and_function_arguments_under_grad():
+    """jnp.cumulative_sum(x, include_initial=True) is differentiated with the keyword it was
+    given (it had been dropped, a silently wrong gradient), and nanmax's helper, handed
+    jnp.max, with it known."""
+    import redraft
+    x = jnp.asarray(np.array([1.0, 3.0, 2.0], np.float32))
+    expected = np.array([2.0 + 3.0 + 4.0, 3.0 + 4.0, 4.0])  # out = [0, x0, x0+x1, x0+x1+x2]
+    np.testing.assert_allclose(redraft.grad(_running_total)(x), expected)
+    np.testing.assert_allclose(redraft.jit(redraft.grad(_running_total))(x), expected)
+    with_nan = jnp.asarray(np.array([1.0, np.nan, 3.0, 2.0], np.float32))
+    np.testing.assert_allclose(redraft.grad(_nan_extremes)(with_nan), [2.0, 0.0, 1.0, 0.0])
