@@ -5,8 +5,9 @@
                         then runs the reference interpreter)
     llvm_ir(fn)         the optimised LLVM IR text of the function's module
     assembly(fn)        its host assembly
-    warm_up()           start compiling the matmul kernel in the background (the driver
-                        calls it before staging, which then hides most of its cost)
+    warm_up()           start compiling the thread pool in the background, and the
+                        matmul kernel once staging records a product that runs on it (the
+                        driver calls it before staging, which then hides most of the cost)
 
 One file per concern: types (dtypes as LLVM types), views (strided views), elementwise
 (one rule per primitive), loops (loop nests: vectorised, reductions, threads), parallel (the

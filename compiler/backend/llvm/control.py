@@ -211,7 +211,13 @@ def lower_for(L: FunctionLowering, eqn: Eqn) -> None:
 
     def body(i, carried):
         b.store(b.trunc(i, I32), slot)
-        lower_loop_body(L, eqn, region, [index_view] + state, state)
+        # the loop being lowered, for products that pack a loop-invariant operand once
+        loops = L.family_state.setdefault("for loops", [])
+        loops.append((b.icmp_signed("==", i, lo), region))
+        try:
+            lower_loop_body(L, eqn, region, [index_view] + state, state)
+        finally:
+            loops.pop()
         return []
 
     for_range(b, lo, hi, 1, [], body, L.cx.unique("for"))
