@@ -26,7 +26,7 @@ import numpy as np
 from llvmlite import ir
 from redraft.kernels.llvm_loops import counted_loop
 
-from .jit_host import CompiledModule, compile_module, host_vector_bits
+from .jit_host import CompiledModule, host_vector_bits
 
 _I1 = ir.IntType(1)
 _I64 = ir.IntType(64)
@@ -548,9 +548,12 @@ class MatmulKernel:
         self.cfg = cfg
         # the IR is written as LLVM would leave it (vectorised, blocked, in SSA form): the
         # kernel ran as fast without LLVM's IR pipeline (252 vs 253 GFLOP/s on 512^3, one
-        # thread) and compiles in 0.10 s instead of 0.26 s, which the first call waits for
-        self.compiled: CompiledModule = compile_module(build_matmul_module(cfg), opt_level=0,
-                                                       vectorise=False)
+        # thread) and compiles in 0.10 s instead of 0.26 s, which the first call waits for;
+        # and as fast without the code generator's loop strength reduction, whose analysis
+        # took a third of the rest (0.10 -> 0.066 s; 251-267 GFLOP/s either way on 512^3,
+        # 128x784x1024 and 1024x128x1024, one thread)
+        self.compiled = CompiledModule(build_matmul_module(cfg), opt_level=0, vectorise=False,
+                                       codegen_options={"disable-lsr": ("true", "false")})
         self.pack_b = self.compiled.function(pack_b_name(cfg), None,
                                              [_P, _L, _L, _P, _L, _L, _L, _L])
         self.gemm_rows = self.compiled.function(gemm_rows_name(cfg), None,
