@@ -294,7 +294,8 @@ class Interpreter:
         if len(iterable) < 2:
             return False
         carried = [n for n in ir.block_writes(s.body) if n in env]
-        return any(isinstance(env[n], Array) for n in carried)
+        return any(isinstance(leaf, Array) for n in carried  # a scan's (h, c) carry too
+                   for leaf in tree_flatten(env[n])[0])
 
     def staged_for(self, s: ir.For, env: dict, iterable) -> None:
         carried = sorted(ir.block_writes(s.body) - {s.target})

@@ -87,6 +87,37 @@ def list_length_read(x):
     return x, out
 
 
+def pair_body(c, x):
+    a, n = c
+    a = jnp.tanh(a * x + 0.3)
+    return (a, n + 1), (a * 2.0, n)
+
+
+def tuple_carry(x, xs):
+    (a, n), (ys, ns) = lax.scan(pair_body, (x, 0), xs)
+    return jnp.sum(a) + jnp.sum(ys ** 2) + jnp.sum(ns) * 0.5
+
+
+def tuple_carry_jvp(x, xs):
+    return redraft.jvp(lambda y: tuple_carry(y, xs), (x,), (jnp.ones_like(x),))
+
+
+def tuple_carry_vmap(x, xs):
+    return redraft.vmap(lambda r: tuple_carry(x, r))(jnp.stack([xs, xs * 0.5]))
+
+
+def tuple_carry_grad_of_grad(x, xs):
+    return grad(lambda y: grad(lambda z: tuple_carry(z, xs))(y).sum())(x)
+
+
+def scan_in_while(x, xs):
+    def step(c):
+        i, a = c
+        _, ys = lax.scan(lambda cc, v: (cc * v, cc), a, xs)
+        return i + 1, a + ys.sum(0) * 0.01
+    return lax.while_loop(lambda c: c[0] < 3, step, (0, x))
+
+
 def fori_grad(x):
     return grad(lambda y: lax.fori_loop(0, 8, lambda i, c: jnp.sin(c) * (i + 1.0), y).sum())(x)
 
@@ -134,6 +165,11 @@ def test_rnn_gradient_against_finite_differences():
     (user_list, (jnp.asarray(RNG.random(3)),)),
     (list_length_read, (jnp.asarray(RNG.random(3)),)),
     (fori_grad, (jnp.asarray(RNG.random(3)),)),
+    (tuple_carry, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((6, 3))))),
+    (tuple_carry_jvp, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((6, 3))))),
+    (tuple_carry_vmap, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((6, 3))))),
+    (tuple_carry_grad_of_grad, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((6, 3))))),
+    (scan_in_while, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((6, 3))))),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_jit_matches_eager(fn, args):
     close(jit(fn)(*args), fn(*args))
@@ -156,6 +192,9 @@ def test_gradients_of_scans_match_eager(fn, args):
     (scan_pytree_ys, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((5, 3)))), 1),
     (scan_reversed, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((5, 3)))), 1),
     (user_list, (jnp.asarray(RNG.random(3)),), 1),
+    (tuple_carry, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((6, 3)))), 1),
+    # the while's condition is known while compiling: three iterations, each one loop
+    (scan_in_while, (jnp.asarray(RNG.random(3)), jnp.asarray(RNG.random((6, 3)))), 3),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_loops_that_append_are_not_unrolled(fn, args, loops):
     assert loops_and_eqns(fn, *args)[0] == loops
