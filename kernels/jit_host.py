@@ -123,13 +123,18 @@ def optimise(llmod: llvm.ModuleRef, opt_level: int = 3, vectorise: bool = True) 
 
 class CompiledModule:
     """Machine code for one module, kept alive as long as this object lives. `optimiser`
-    replaces the default pipeline (`optimise` at `opt_level`) where a caller has its own."""
+    replaces the default pipeline (`optimise` at `opt_level`) where a caller has its own.
+    `codegen_options`: LLVM command-line options (`-name=value`) set for this module's code
+    generation only, each with the value that restores it after (`{name: (value, reset)}`);
+    the lock held around every compile keeps other modules from seeing them."""
 
     def __init__(self, module: ir.Module | str, opt_level: int = 3, vectorise: bool = True,
-                 optimiser: Callable[[llvm.ModuleRef], None] | None = None) -> None:
+                 optimiser: Callable[[llvm.ModuleRef], None] | None = None,
+                 codegen_options: dict[str, tuple[str, str]] | None = None) -> None:
         _initialise()
         text = str(prepare_module(module))
         self._lock = LLVM_LOCK  # kept: __del__ may run when this module's globals are gone
+        options = codegen_options or {}
         with LLVM_LOCK:
             llmod = llvm.parse_assembly(text)
             llmod.verify()
@@ -137,8 +142,14 @@ class CompiledModule:
                 optimise(llmod, opt_level, vectorise)
             else:
                 optimiser(llmod)
-            self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
-            self.engine.finalize_object()
+            for name, (value, _) in options.items():
+                llvm.set_option("", f"-{name}={value}")
+            try:
+                self.engine = llvm.create_mcjit_compiler(llmod, new_host_target_machine())
+                self.engine.finalize_object()
+            finally:
+                for name, (_, reset) in options.items():
+                    llvm.set_option("", f"-{name}={reset}")
         self.llvm_module = llmod
 
     def __del__(self) -> None:

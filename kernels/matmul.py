@@ -26,7 +26,7 @@ import numpy as np
 from llvmlite import ir
 from redraft.kernels.llvm_loops import counted_loop
 
-from .jit_host import CompiledModule, compile_module, host_vector_bits
+from .jit_host import CompiledModule, host_vector_bits
 
 _I1 = ir.IntType(1)
 _I64 = ir.IntType(64)
@@ -548,9 +548,11 @@ class MatmulKernel:
         self.cfg = cfg
         # the IR is written as LLVM would leave it (vectorised, blocked, in SSA form): the
         # kernel ran as fast without LLVM's IR pipeline (252 vs 253 GFLOP/s on 512^3, one
-        # thread) and compiles in 0.10 s instead of 0.26 s, which the first call waits for
-        self.compiled: CompiledModule = compile_module(build_matmul_module(cfg), opt_level=0,
-                                                       vectorise=False)
+        # thread) and compiles in 0.10 s instead of 0.26 s, which the first call waits for.
+        # The code generator's loop strength reduction takes a third of those 0.10 s, but
+        # the kernel needs it: without it the CNN step (its convolution a product with
+        # k = 9) ran 17% slower, though square products ran as fast
+        self.compiled = CompiledModule(build_matmul_module(cfg), opt_level=0, vectorise=False)
         self.pack_b = self.compiled.function(pack_b_name(cfg), None,
                                              [_P, _L, _L, _P, _L, _L, _L, _L])
         self.gemm_rows = self.compiled.function(gemm_rows_name(cfg), None,

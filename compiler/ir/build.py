@@ -2,6 +2,8 @@
 operations here through `bind`), with a stack of open blocks for control-flow regions."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
@@ -9,6 +11,18 @@ from redraft.compiler.ir.ssa import Block, Eqn, Function, Literal, Value
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.errors import UnexpectedTracerError
 from redraft.runtime.staged import StagedBuf
+
+
+# primitive name -> callbacks told of each equation of it that staging records, so that a
+# backend can start work an equation will need while staging goes on (the LLVM backend
+# compiles its matmul kernel from the first product that runs on it: backend/llvm/dot.py)
+_WATCHERS: dict[str, tuple[Callable[[Eqn], None], ...]] = {}
+
+
+def watch_staged(prim_name: str, callback: Callable[[Eqn], None]) -> None:
+    """Call `callback(eqn)` for each equation of primitive `prim_name` staging records."""
+    if callback not in _WATCHERS.get(prim_name, ()):
+        _WATCHERS[prim_name] = _WATCHERS.get(prim_name, ()) + (callback,)
 
 
 def aval_of(x: Array) -> ShapedArray:
@@ -70,7 +84,11 @@ class Builder:
         weak = prim.result_weak([a._weak for a in args], params)
         outs_avals = out if prim.multiple_results else (out,)
         outs = [Value(ShapedArray(o.shape, o.dtype, weak)) for o in outs_avals]
-        self.blocks[-1].eqns.append(Eqn(prim, ins, outs, dict(params), [], self.origin))
+        eqn = Eqn(prim, ins, outs, dict(params), [], self.origin)
+        self.blocks[-1].eqns.append(eqn)
+        if prim.name in _WATCHERS:
+            for callback in _WATCHERS[prim.name]:
+                callback(eqn)
         arrays = [self.wrap(v) for v in outs]
         return tuple(arrays) if prim.multiple_results else arrays[0]
 

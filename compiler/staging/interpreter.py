@@ -4,7 +4,8 @@ Python-level values (ints, tuples, static arguments, shapes) are computed now, s
 arithmetic folds; library functions (redraft.numpy) run as they are and their primitives
 are recorded by the builder; the user's own functions are interpreted as Core, so an `if`
 or `while` on a value only known at run time becomes a real IR branch or loop, and a
-`for` loop over a range stays a loop (compile time does not grow with the trip count).
+`for` loop over a range stays a loop (compile time does not grow with the trip count), also
+where it appends to a list or an AD tape once an iteration (stacks.py: a scan and its gradient).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from redraft.compiler.core import ir
 from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder, aval_of
 from redraft.compiler.ir.ssa import Block, for_p, print_p, while_p, cond_p
-from redraft.compiler.staging import values
+from redraft.compiler.staging import stacks, values
 from redraft.runtime.array import Array
 from redraft.runtime.pytree import tree_flatten, tree_unflatten
 from redraft.runtime.errors import ConcretizationTypeError, RedraftError
@@ -40,6 +41,8 @@ class Interpreter:
         # (block, index of the next statement) and the loops around it (see live_after)
         self.frames: list[list] = [[]]
         self.loop_reads: dict[int, set[str]] = {}
+        self.known = stacks.Known()  # lists and tapes made from stacked rows by loops
+        self.marked = 0  # loop bodies being staged with stack markers (stacks.py)
 
     # ---- functions ------------------------------------------------------------------------
     def call_function(self, core: ir.Function, args: list) -> Any:
@@ -74,6 +77,8 @@ class Interpreter:
             frame.append((body, i + 1))
             try:
                 result = self.stmt(s, env)
+            except stacks.MarkerMisuse:
+                raise  # the loop that placed the marker handles it
             except values.Unstageable as e:
                 raise _at(s, StagingError(str(e))) from None
             except (TypeError, ValueError, IndexError, NameError, KeyError) as e:
@@ -175,6 +180,10 @@ class Interpreter:
         if c.star_args is not None:
             args += list(self.atom(c.star_args, env))
         kwargs = {k: self.atom(v, env) for k, v in c.kwargs}
+        if self.marked or fn in stacks.ROUTED:
+            routed = stacks.route(self.known, fn, args, kwargs)
+            if routed is not NotImplemented:
+                return routed
         if fn is print:
             return self.stage_print(args, kwargs)
         if fn is operator.not_ and values.is_staged(args[0]):  # `not x` on a run-time value
@@ -265,7 +274,15 @@ class Interpreter:
         iterable = self.atom(s.iter, env)
         if isinstance(iterable, Array) and iterable.ndim > 0:
             iterable = values.RowsOf(iterable)
-        if isinstance(iterable, (range, values.RowsOf)) and self.worth_staging(s, env, iterable):
+        rows = self.known.rows_of(iterable) if type(iterable) is list else None
+        if rows is not None and self.worth_staging(s, env, rows):
+            try:
+                self.staged_for(s, env, rows)
+                return
+            except values.Unstageable:
+                pass  # run it now over the list's items
+        elif isinstance(iterable, (range, values.RowsOf)) and self.worth_staging(s, env,
+                                                                                  iterable):
             try:
                 self.staged_for(s, env, iterable)
                 return
@@ -280,7 +297,8 @@ class Interpreter:
         if len(iterable) < 2:
             return False
         carried = [n for n in ir.block_writes(s.body) if n in env]
-        return any(isinstance(env[n], Array) for n in carried)
+        return any(isinstance(leaf, Array) for n in carried  # a scan's (h, c) carry too
+                   for leaf in tree_flatten(env[n])[0])
 
     def staged_for(self, s: ir.For, env: dict, iterable) -> None:
         carried = sorted(ir.block_writes(s.body) - {s.target})
@@ -293,6 +311,8 @@ class Interpreter:
         def body(loop_env: dict, index: Array) -> None:
             if isinstance(iterable, values.RowsOf):
                 loop_env[s.target] = iterable.array[index]
+            elif isinstance(iterable, stacks.Rows):
+                loop_env[s.target] = iterable.row(index)
             else:
                 loop_env[s.target] = index * step + start if (step, start) != (1, 0) else index
             self.block(s.body, loop_env)
@@ -340,21 +360,29 @@ class Interpreter:
         leaves); types are widened until the body gives back what it was given (a
         fixpoint). A name the loop gives its first value (or replaces a None placeholder
         of) is carried too where a later iteration or the code after the loop reads it.
+        A list or tape the for loop appends to once an iteration, or a stacked list it
+        drops items from the end of, is carried as arrays (stacks.py).
         Returns {name: value after the loop}."""
+        loop_stacks = self.loop_stacks(written, env, body, n_steps) if prim is for_p else None
+        if loop_stacks:
+            env = dict(env)
+            env.update(loop_stacks.initial())
         carried = [n for n in written if env.get(n) is not None]
         late = [n for n in written if env.get(n) is None]
         if late:
             live = self.live_after()
             env = dict(env)
             for name, first in self.first_values([n for n in late if n in live], env,
-                                                 carried, prim, body, cond_fn).items():
+                                                 carried, prim, body, cond_fn,
+                                                 loop_stacks).items():
                 carried.append(name)
                 env[name] = first
         layout = [_carry_layout(n, env[n]) for n in carried]
         inits = [leaf for _, _, leaves in layout for leaf in leaves]
         avals = [aval_of(v) for v in inits]
         for _ in range(4):
-            regions, outs, _ = self.loop_regions(prim, layout, env, avals, body, cond_fn)
+            regions, outs, _ = self.loop_regions(prim, layout, env, avals, body, cond_fn,
+                                                 loop_stacks)
             joined = [values.join_avals(n, ShapedArray(a.shape, a.dtype, a.weak_type), o)
                       for n, a, o in zip(_leaf_names(layout), avals, outs)]
             if joined == avals:
@@ -368,10 +396,40 @@ class Interpreter:
             from redraft.compiler.ir.ssa import literal
             ins = [literal(0, np.int32), literal(n_steps, np.int32)] + ins
         results = self.builder.emit(prim, ins, avals, {}, regions)
-        return dict(zip(carried, _rebuild(layout, results)))
+        after = dict(zip(carried, _rebuild(layout, results)))
+        if loop_stacks:
+            after.update(loop_stacks.after(self.known, after))
+        return after
+
+    def loop_stacks(self, written: list[str], env: dict, body,
+                    n_steps: int) -> stacks.LoopStacks | None:
+        """Which of the names a for loop writes it grows or shrinks as a stack (stacks.py),
+        learnt by staging its body once with markers in their place; a marker the body uses
+        otherwise is dropped and the body staged again without it."""
+        markers = stacks.probe(self.known, written, env)
+        while markers:
+            probe = dict(env)
+            probe.update(markers)
+            carried = [n for n in written if probe.get(n) is not None and n not in markers]
+            try:
+                layout = [_carry_layout(n, probe[n]) for n in carried]
+                avals = [aval_of(v) for _, _, leaves in layout for v in leaves]
+                self.marked += 1
+                try:
+                    _, _, after = self.loop_regions(for_p, layout, probe, avals, body, None)
+                finally:
+                    self.marked -= 1
+            except Exception as e:  # noqa: BLE001 - any failure: without the markers that failed
+                failed = [n for n, m in markers.items() if m.failed]
+                if not failed:
+                    return None
+                markers = {n: m for n, m in markers.items() if n not in failed}
+                continue
+            return stacks.learn(markers, after, n_steps, env)
+        return None
 
     def first_values(self, names: list[str], env: dict, carried: list[str], prim, body,
-                     cond_fn) -> dict:
+                     cond_fn, loop_stacks=None) -> dict:
         """For each of `names` (no value before the loop, a value after its body): a
         value of the body's type to enter the loop with, zeros (no path reads it before
         the body assigns it: Python would raise). Learnt by staging the body once."""
@@ -382,7 +440,8 @@ class Interpreter:
         probe = dict(env)
         for name in names:  # a merge the body makes may copy it before assigning it
             probe.setdefault(name, None)
-        _, _, after = self.loop_regions(prim, layout, probe, avals, body, cond_fn)
+        _, _, after = self.loop_regions(prim, layout, probe, avals, body, cond_fn,
+                                        loop_stacks)
         first = {}
         for name in names:
             if after.get(name) is None:
@@ -396,7 +455,7 @@ class Interpreter:
             first[name] = tree_unflatten(treedef, zeros)
         return first
 
-    def loop_regions(self, prim, layout, env, avals, body, cond_fn):
+    def loop_regions(self, prim, layout, env, avals, body, cond_fn, loop_stacks=None):
         regions = []
         if prim is while_p:
             cond_env = dict(env)
@@ -416,10 +475,18 @@ class Interpreter:
                 prim is for_p) else None
             params = [self.builder.new_param(a) for a in avals]
             loop_env.update(zip([n for n, _, _ in layout], _rebuild(layout, params)))
+            if loop_stacks:
+                loop_stacks.enter(loop_env)
+                self.marked += 1
             try:
                 body(loop_env, index)
+                if loop_stacks:
+                    loop_stacks.leave(loop_env, index)
             except (ConcretizationTypeError, values.Unstageable) as e:
                 raise values.Unstageable(str(e)) from None
+            finally:
+                if loop_stacks:
+                    self.marked -= 1
             outs = []
             for name, treedef, _ in layout:
                 leaves, out_def = tree_flatten(loop_env[name])

@@ -69,3 +69,35 @@ define i64 @f(i64 %x) {{
                 gc.collect()
 
     _on_threads(churn, n=4)
+
+
+SUM_LOOP = """
+define i64 @f(i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %acc = phi i64 [0, %entry], [%acc2, %loop]
+  %acc2 = add i64 %acc, %i
+  %next = add i64 %i, 1
+  %done = icmp sge i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i64 %acc2
+}
+"""
+
+
+def test_codegen_options_apply_to_one_module_while_others_compile():
+    """Options given to one module's code generation (the backend turns loop strength
+    reduction off for large modules) are restored after it, also with threads compiling
+    other modules at once, and the code stays right."""
+    def compile_both():
+        for _ in range(5):
+            off = jit_host.CompiledModule(SUM_LOOP, opt_level=0,
+                                          codegen_options={"disable-lsr": ("true", "false")})
+            on = jit_host.CompiledModule(SUM_LOOP, opt_level=0)
+            for module in (off, on):
+                assert module.function("f", ctypes.c_int64, [ctypes.c_int64])(101) == 5050
+
+    _on_threads(compile_both, n=4)

@@ -5,8 +5,9 @@
                         then runs the reference interpreter)
     llvm_ir(fn)         the optimised LLVM IR text of the function's module
     assembly(fn)        its host assembly
-    warm_up()           start compiling the matmul kernel in the background (the driver
-                        calls it before staging, which then hides most of its cost)
+    warm_up()           start compiling the thread pool in the background, and the
+                        matmul kernel once staging records a product that runs on it (the
+                        driver calls it before staging, which then hides most of the cost)
 
 One file per concern: types (dtypes as LLVM types), views (strided views), elementwise
 (one rule per primitive), loops (loop nests: vectorised, reductions, threads), parallel (the
@@ -38,7 +39,6 @@ from .codegen import MachineCode, opt_level, optimise, parse
 from .dot import warm_up
 from .dispatch import ArgumentError, Runner
 from .module import FunctionLowering, LoweredFunction, pyobject_offset_ok
-from .nests import group_elementwise
 from .parallel import ensure_runtime
 from .types import Unsupported
 
@@ -59,9 +59,8 @@ def lower_function(fn: Function, name: str = "redraft_main") -> LoweredFunction:
     """The LLVM module for `fn` (raises Unsupported for what this backend cannot lower)."""
     ensure_runtime()
     _install_callbacks()
-    grouped = Function(fn.name, group_elementwise(fn.body), dict(fn.meta))
     module = ir.Module(name=f"redraft_{fn.name}")
-    return FunctionLowering(grouped, module, name).lower()
+    return FunctionLowering(Function(fn.name, fn.body, dict(fn.meta)), module, name).lower()
 
 
 def compile_ir(fn: Function) -> RunnerFn | None:

@@ -59,10 +59,18 @@ def parse(module: ir.Module) -> llvm.ModuleRef:
     return llmod
 
 
+# Code generation options for a large module: its loops are written with their address
+# arithmetic already in place, and LLVM's loop strength reduction cost 10-25% of the code
+# generator's time (the CNN step's first call: 0.38 -> 0.29 s of CPU) with the training steps
+# as fast without it (benchmarks/bench_steps.py). The matmul kernel keeps it.
+LARGE_MODULE_CODEGEN = {"disable-lsr": ("true", "false")}
+
+
 class MachineCode(CompiledModule):
     """A lowered function's module compiled with this backend's pipeline, alive as long as
     this object is."""
 
     def __init__(self, module: ir.Module):
         level = opt_level(module)
-        super().__init__(module, optimiser=lambda llmod: optimise(llmod, level))
+        super().__init__(module, optimiser=lambda llmod: optimise(llmod, level),
+                         codegen_options=LARGE_MODULE_CODEGEN if level == 0 else None)

@@ -95,13 +95,51 @@ def lower_region_into(L: FunctionLowering, region: Block, params: list[View],
 
 # ---- while -----------------------------------------------------------------------------------
 
-def _carried(L: FunctionLowering, eqn: Eqn, inits: list) -> list[View]:
+def _carried(L: FunctionLowering, eqn: Eqn, inits: list,
+             unread: frozenset[int] = frozenset()) -> list[View]:
+    """The loop's state buffers, holding the initial values (but those in `unread`)."""
     dests = [L.dest(v) for v in eqn.outs]
-    for a, d in zip(inits, dests):
+    for k, (a, d) in enumerate(zip(inits, dests)):
         src = L.read(a)
-        if src != d:
+        if src != d and k not in unread:
             copy(L.cx, src, d)
     return dests
+
+
+def _rows_written_before_read(eqn: Eqn) -> frozenset[int]:
+    """The carried values of a for loop from 0 to n whose initial value is never seen:
+    iteration i writes row i of an (n, ...) buffer (a scan's stacked outputs, AD's tape)
+    and nothing else reads the buffer in the loop, so the state needs no copy of it."""
+    lo, hi = eqn.ins[:2]
+    if not (isinstance(lo, Literal) and isinstance(hi, Literal) and int(lo.value) == 0):
+        return frozenset()
+    region = eqn.regions[0]
+    index, carried = region.params[0], region.params[1:]
+    uses = Counter(a.id for e in region.eqns for a in _operands(e) if isinstance(a, Value))
+    uses.update(a.id for a in region.results if isinstance(a, Value))
+    found = set()
+    for e in region.eqns:
+        if e.prim.name != "dynamic_update_slice" or not isinstance(e.ins[0], Value):
+            continue
+        buf, update, starts = e.ins[0], e.ins[1], e.ins[2:]
+        k = next((k for k, p in enumerate(carried) if p is buf), None)
+        if (k is None or region.results[k] is not e.outs[0] or uses[buf.id] != 1
+                or uses[e.outs[0].id] != 1 or starts[0] is not index
+                or buf.aval.shape[0] != int(hi.value) or update.aval.shape[0] != 1
+                or tuple(update.aval.shape[1:]) != tuple(buf.aval.shape[1:])
+                or not all(isinstance(z, Literal) and int(z.value) == 0 for z in starts[1:])):
+            continue
+        found.add(k)
+    return frozenset(found)
+
+
+def _operands(eqn: Eqn):
+    """What `eqn` reads: its operands and everything its regions read."""
+    yield from eqn.ins
+    for region in eqn.regions:
+        for e in region.eqns:
+            yield from _operands(e)
+        yield from region.results
 
 
 @lowering("while")
@@ -204,14 +242,20 @@ def lower_for(L: FunctionLowering, eqn: Eqn) -> None:
         return
     b = L.b
     lo, hi = (_index64(L, a) for a in eqn.ins[:2])
-    state = _carried(L, eqn, eqn.ins[2:])
+    state = _carried(L, eqn, eqn.ins[2:], _rows_written_before_read(eqn))
     region = eqn.regions[0]
     slot = L.cx.entry_alloca(I32)
     index_view = View.contiguous(slot, np.dtype(np.int32), ())
 
     def body(i, carried):
         b.store(b.trunc(i, I32), slot)
-        lower_loop_body(L, eqn, region, [index_view] + state, state)
+        # the loop being lowered, for products that pack a loop-invariant operand once
+        loops = L.family_state.setdefault("for loops", [])
+        loops.append((b.icmp_signed("==", i, lo), region))
+        try:
+            lower_loop_body(L, eqn, region, [index_view] + state, state)
+        finally:
+            loops.pop()
         return []
 
     for_range(b, lo, hi, 1, [], body, L.cx.unique("for"))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
+from redraft.compiler.ir.build import watch_staged
 from redraft.compiler.ir.ssa import Block, Eqn, Value, fused_p
 from redraft.kernels.matmul import gemm_rows_name, matmul_kernel, pack_b_name
 
@@ -59,10 +60,39 @@ def lower_dot_general(L: FunctionLowering, eqn: Eqn) -> None:
         fill(L.cx, dest, 0)
     elif _uses_kernel(eqn):
         share = _packing_plan(L).get(id(eqn))
-        _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k), share)
+        first = _first_iteration(L, eqn) if share is None and not lb else None
+        _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k), share,
+                        first)
     else:
         _nest_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, dtype)
     L.views[out.id] = dest
+
+
+def _first_iteration(L: FunctionLowering, eqn: Eqn) -> ir.Value | None:
+    """For a product in the body of the for loop being lowered (not nested deeper) whose
+    right operand comes from outside the loop: the condition "first iteration", under which
+    alone it packs that operand (a scan's weights were packed again every step)."""
+    loops = L.family_state.get("for loops")
+    if not loops or not isinstance(eqn.ins[1], Value):
+        return None
+    first, region = loops[-1]
+    if not any(e is eqn for e in region.eqns):
+        return None
+    inside = L.family_state.setdefault("defined in loop", {})
+    defined = inside.get(id(region))
+    if defined is None:
+        defined = inside[id(region)] = _defined_in(region)
+    return None if eqn.ins[1].id in defined else first
+
+
+def _defined_in(block: Block) -> set[int]:
+    """Ids of the values a block (and the blocks inside it) defines, parameters included."""
+    ids = {p.id for p in block.params}
+    for e in block.eqns:
+        ids.update(v.id for v in e.outs)
+        for region in e.regions:
+            ids |= _defined_in(region)
+    return ids
 
 
 def _sizes(eqn: Eqn) -> tuple[int, int, int]:
@@ -250,7 +280,10 @@ def _canonical(L, view: View, order: list, groups: list[list[int]]):
 
 
 def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
-                    share: SharedPacking | None = None) -> None:
+                    share: SharedPacking | None = None, first: ir.Value | None = None
+                    ) -> None:
+    """dest = lhs . rhs on the packed kernel. `first` (a loop's first-iteration flag, see
+    _first_iteration): pack rhs only under it, into a buffer kept for the whole function."""
     lb, lf, lc = (list(a) for a in l_axes)
     rb, rc, rf = (list(a) for a in r_axes)
     m, n, k = mnk
@@ -284,7 +317,10 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
         pointers = [at(a, index, sab), source, packed_ptr, at(dest, index, m * n)]
         for slot, p in enumerate(pointers):
             b.store(p, b.gep(ctx, [i64(slot)], source_etype=PTR))
-        if packs:
+        if packs and first is not None:
+            with b.if_then(first):
+                _run(cx, pack_task, ctx, panels, 1, threads)
+        elif packs:
             _run(cx, pack_task, ctx, panels, 1, threads)
         _run(cx, rows_task, ctx, m, cfg.mr, threads)
 
@@ -294,9 +330,10 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
     else:
         from .loops import for_range
         for_range(b, i64(0), i64(batch), 1, [], lambda i, c: (one(i), [])[1], "batch")
-    if share is not None and not share.last:
-        packings[share.key] = (packed, key_p)  # kept for the next product of the group
-        key_p = None
+    if (share is not None and not share.last) or first is not None:
+        if share is not None:
+            packings[share.key] = (packed, key_p)  # kept for the next product of the group
+        key_p = None  # (a loop's: kept for its later iterations, never released)
     for key in (key_a, key_b, key_p):
         if key is not None:
             L.ws.release(key)
@@ -404,8 +441,10 @@ def _finish_compiles() -> None:
 
 def _compile_kernel(dtype_name: str, future: Future) -> None:
     try:
-        if dtype_name == "float32":  # the warm-up: the thread pool first (25 ms), which
-            ensure_runtime()         # every function needs, then the kernel (100 ms)
+        if dtype_name == RUNTIME:  # the thread pool (25 ms), which every function needs
+            ensure_runtime()
+            future.set_result(None)
+            return
         kernel = matmul_kernel(dtype_name)
         for name in (pack_b_name(kernel.cfg), gemm_rows_name(kernel.cfg)):
             llvm.add_symbol(name, kernel.compiled.address(name))
@@ -414,10 +453,25 @@ def _compile_kernel(dtype_name: str, future: Future) -> None:
         future.set_exception(e)
 
 
+RUNTIME = "runtime"  # the key of the thread pool's compile among the kernels'
+
+
 def warm_up() -> None:
-    """Start compiling the thread pool and the float32 matmul kernel now, in the
-    background, so that the first function does not wait for them after staging."""
-    _kernel_future("float32")
+    """Start compiling the thread pool now, in the background, and the matmul kernel of a
+    dtype as soon as staging records the first product that runs on it, so that the first
+    function does not wait for them after staging; a function without such a product (a
+    matrix-vector product: per-example gradients) does not pay the kernel's 0.09 s of CPU."""
+    watch_staged("dot_general", _start_kernel_for)
+    watch_staged("conv_general_dilated", _start_kernel_for)  # passes/conv.py: products
+    _kernel_future(RUNTIME)
+
+
+def _start_kernel_for(eqn: Eqn) -> None:
+    """Start compiling the kernel that a staged product (or convolution) will run on."""
+    dtype = np.dtype(eqn.outs[0].aval.dtype)
+    if dtype.name in ("float32", "float64") and (
+            eqn.prim.name != "dot_general" or _uses_kernel(eqn)):
+        _kernel_future(dtype.name)
 
 
 def _kernel(dtype_name: str):

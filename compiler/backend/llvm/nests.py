@@ -1,7 +1,8 @@
 """Elementwise equations, reductions, `fused` loop nests and iota, lowered as loop nests.
 
 A single elementwise equation is a nest over its output shape. A `fused` equation (made by
-the fusion pass, or by `group_elementwise` below when that pass has not run) is ONE nest:
+the fusion pass, compiler/ir/passes/fusion.py: the one place elementwise work is grouped;
+IR that has not been through it is lowered equation by equation) is ONE nest:
 its region's equations are evaluated on registers per element and only its results touch
 memory; trailing reductions accumulate in registers or into the output. A fused equation
 this backend cannot emit as one nest (a non-elementwise equation in its body, a reduction
@@ -11,7 +12,7 @@ which has the same values.
 from __future__ import annotations
 
 import numpy as np
-from redraft.compiler.ir.ssa import Eqn, Literal, Value, fused_p
+from redraft.compiler.ir.ssa import Eqn, Literal, Value
 from redraft.compiler.primitives import reductions as red
 
 from . import elementwise
@@ -254,58 +255,7 @@ def _lower_unfused(L: FunctionLowering, eqn: Eqn) -> None:
         L.bind_copy(out, L.read(r))
 
 
-# ---- grouping elementwise equations into fused nests (when no fusion pass ran) --------------
-
-def group_elementwise(block):
-    """A copy of `block` whose runs of same-shape elementwise equations (and reductions of
-    their results) are `fused` equations, so each run is one loop nest. Equations that do
-    not read a run's values may move before it; effects keep their order."""
-    from redraft.compiler.ir.ssa import Block
-    readers = _readers(block)
-    eqns: list[Eqn] = []
-    group: list[tuple[int, Eqn]] = []
-
-    def flush():
-        if len(group) == 1:
-            eqns.append(group[0][1])
-        elif group:
-            eqns.append(_make_fused(group, readers))
-        group.clear()
-
-    for index, eqn in enumerate(block.eqns):
-        eqn = _regroup_regions(eqn)
-        if _joins(eqn, [e for _, e in group]):
-            group.append((index, eqn))
-            continue
-        produced = {v.id for _, e in group for v in e.outs}
-        if _reads(eqn) & produced or _is_elementwise(eqn):
-            flush()
-            if _is_elementwise(eqn):
-                group.append((index, eqn))
-                continue
-        eqns.append(eqn)
-    flush()
-    return Block(block.params, eqns, block.results)
-
-
-def _is_elementwise(eqn: Eqn) -> bool:
-    return eqn.prim in ELEMENTWISE and len(eqn.outs) == 1
-
-
-def _joins(eqn: Eqn, group: list) -> bool:
-    if not group:
-        return False
-    shape = tuple(group[0].outs[0].aval.shape)
-    reduced = {e.outs[0].id for e in group if e.prim.name in REDUCTIONS}
-    if _is_elementwise(eqn):
-        return tuple(eqn.outs[0].aval.shape) == shape and not (_reads(eqn) & reduced)
-    if eqn.prim.name in REDUCTIONS:
-        x = eqn.ins[0]
-        produced = {v.id for e in group for v in e.outs} - reduced
-        return (isinstance(x, Value) and x.id in produced and tuple(x.aval.shape) == shape
-                and not (eqn.prim.name in ("reduce_max", "reduce_min") and 0 in shape))
-    return False
-
+# ---- what an equation reads ---------------------------------------------------------------
 
 def _reads(eqn: Eqn) -> set:
     """Ids of the values an equation reads, its regions' free values included."""
@@ -315,48 +265,3 @@ def _reads(eqn: Eqn) -> set:
             ids |= _reads(e)
         ids |= {a.id for a in region.results if isinstance(a, Value)}
     return ids
-
-
-def _readers(block) -> dict:
-    """For each value id, the indices of the equations of `block` that read it (the
-    block's results count as index len(eqns))."""
-    readers: dict[int, set[int]] = {}
-    for k, eqn in enumerate(block.eqns):
-        for vid in _reads(eqn):
-            readers.setdefault(vid, set()).add(k)
-    for a in block.results:
-        if isinstance(a, Value):
-            readers.setdefault(a.id, set()).add(len(block.eqns))
-    return readers
-
-
-def _make_fused(group: list, readers: dict) -> Eqn:
-    """A `fused` equation computing `group`; values read outside it become its outputs."""
-    from redraft.compiler.ir.ssa import Block
-    members = {index for index, _ in group}
-    eqns = [e for _, e in group]
-    produced = {v.id: v for e in eqns for v in e.outs}
-    ins, params, rename = [], [], {}
-    for e in eqns:
-        for a in e.ins:
-            if isinstance(a, Value) and a.id not in produced and a.id not in rename:
-                rename[a.id] = Value(a.aval)
-                ins.append(a)
-                params.append(rename[a.id])
-    inner = {vid: Value(v.aval) for vid, v in produced.items()}
-    rename.update(inner)
-    body = [Eqn(e.prim, [rename.get(a.id, a) if isinstance(a, Value) else a for a in e.ins],
-                [inner[v.id] for v in e.outs], dict(e.params), [], e.origin) for e in eqns]
-    outs = [v for e in eqns for v in e.outs
-            if e.prim.name in REDUCTIONS or readers.get(v.id, set()) - members]
-    kind = "reduce" if any(e.prim.name in REDUCTIONS for e in eqns) else "map"
-    region = Block(params, body, [inner[v.id] for v in outs])
-    shape = tuple(eqns[0].outs[0].aval.shape)
-    return Eqn(fused_p, ins, outs, {"shape": shape, "kind": kind}, [region], eqns[-1].origin)
-
-
-def _regroup_regions(eqn: Eqn) -> Eqn:
-    if not eqn.regions or eqn.prim is fused_p:
-        return eqn
-    return Eqn(eqn.prim, eqn.ins, eqn.outs, eqn.params,
-               [group_elementwise(r) for r in eqn.regions], eqn.origin)

@@ -19,8 +19,9 @@ import threading
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-from redraft.kernels.jit_host import compile_module
+from redraft.kernels.jit_host import CompiledModule
 
+from .codegen import optimise
 from .types import I32, I64, PTR, VOID, declare, i32, i64
 
 CHUNKS_PER_THREAD = 4
@@ -67,7 +68,9 @@ def ensure_runtime() -> None:
 class _Runtime:
     def __init__(self):
         self.threads = _requested_threads()
-        self.compiled = compile_module(_build_module())
+        # the short pipeline (codegen.py): the pool's code is small and waits on atomics;
+        # LLVM's O3 doubled its compile (30 ms of CPU in every process's first call)
+        self.compiled = CompiledModule(_build_module(), optimiser=lambda m: optimise(m, 0))
         llvm.add_symbol("redraft_parallel_for", self.compiled.address("redraft_parallel_for"))
         self._workers = ctypes.c_int64.from_address(
             self.compiled.engine.get_global_value_address("rd_workers"))

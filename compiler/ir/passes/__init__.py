@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Callable
 
+from redraft.compiler.ir.passes.carries import drop_dead_carries
 from redraft.compiler.ir.passes.conv import lower_conv
 from redraft.compiler.ir.passes.cse import cse
 from redraft.compiler.ir.passes.dce import dce
@@ -25,6 +26,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("fold", fold),       # literals computed now; x*1 and same-type casts dropped
     ("cse", cse),         # each pure expression computed once
     ("dce", dce),         # what nothing reads is gone (staging leaves probes behind)
+    ("carries", drop_dead_carries),  # loops stop carrying what only feeds itself
     ("lower_conv", lower_conv),  # convolutions as one matrix product (im2col)
     ("fusion", fusion),   # elementwise work and its reductions as `fused` loop nests
     ("reuse", reuse),     # which dead operand buffers each result may be written into

@@ -4,6 +4,7 @@ import numpy as np
 from backend_util import check, compiled, sample
 
 import redraft.numpy as jnp
+from redraft import lax
 
 
 def test_cond_on_array_value():
@@ -141,3 +142,26 @@ def test_loop_state_not_overwritten_while_read():
                 x = x * 2.0
         return x
     check(f, sample((5, 5), np.float32, low=0.1, high=1))
+
+
+def test_a_loop_writing_row_i_of_a_buffer_needs_no_copy_of_its_initial_value():
+    """A for loop whose iteration i writes row i of a carried buffer (a scan's stacked
+    outputs) starts from an uninitialised buffer (control.py: _rows_written_before_read);
+    one that also reads the buffer, or writes fewer rows than it has, keeps the copy."""
+    def f(x, ones):
+        def step(c, v):
+            c = jnp.sin(c) + v
+            return c, c * 2.0
+        _, ys = lax.scan(step, x[0], x)
+
+        def reads_previous(i, buf):
+            prev = lax.dynamic_index_in_dim(buf, jnp.maximum(i - 1, 0), 0, False)
+            return lax.dynamic_update_index_in_dim(buf, prev + 1.0, i, 0)
+
+        def partial(i, buf):
+            return lax.dynamic_update_index_in_dim(buf, x[i] * 3.0, i, 0)
+        return (ys, lax.fori_loop(0, x.shape[0], reads_previous, ones),
+                lax.fori_loop(0, x.shape[0] - 2, partial, ones))
+
+    x = sample((6, 5), np.float32, seed=11)
+    check(f, x, np.ones((6, 5), np.float32), rtol=1e-5, atol=1e-6)

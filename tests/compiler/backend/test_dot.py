@@ -192,3 +192,45 @@ def test_products_sharing_a_right_operand_pack_it_once():
     check(f, w, xs, np.float32(1.0), rtol=2e-4, atol=2e-4)
     for flag in (1.0, -1.0):
         check(g, w * 0.1, xs[0] * 0.1, np.float32(flag), rtol=2e-4, atol=2e-4)
+
+
+def test_products_in_a_loop_pack_a_loop_invariant_operand_in_the_first_iteration_only():
+    """A product in a for loop's body whose right operand comes from outside the loop packs
+    it in the first iteration and reuses the packing after (dot.py: _first_iteration); one
+    whose operand the loop computes, or that sits in a branch inside the body, packs it each
+    time. The loop runs twice (from two call sites) so the packing is redone per loop."""
+    def f(w, v, xs, flag):
+        def cell(h, x):
+            h = jnp.tanh(x @ w + h @ w.T + h @ v)  # w in two layouts, both invariant
+            m = h.T @ x  # the right operand changes every iteration
+            return h, m.sum() + (h @ w)[0, 0]
+        h, ys = lax.scan(cell, jnp.zeros((40, 48), jnp.float32), xs)
+        h2, ys2 = lax.scan(cell, h * 0.5, xs[::-1])
+        def branchy(i, h):
+            return lax.cond(flag > 0, lambda q: jnp.tanh(q @ w), lambda q: q @ v, h)
+        return h2, ys, ys2, lax.fori_loop(0, 3, branchy, h)
+
+    w = sample((48, 48), np.float32, seed=3) * 0.2
+    v = sample((48, 48), np.float32, seed=4) * 0.2
+    xs = sample((5, 40, 48), np.float32, seed=5)
+    for flag in (1.0, -1.0):
+        check(f, w, v, xs, np.float32(flag), rtol=2e-4, atol=2e-4)
+
+
+def test_the_matmul_kernel_compiles_only_once_a_product_needs_it():
+    """The warm-up compiles the thread pool; the kernel's compile starts when staging
+    records the first product that runs on it (a matrix-vector product does not)."""
+    import subprocess
+    import sys
+    script = (
+        "import numpy as np, redraft, redraft.numpy as jnp\n"
+        "from redraft.compiler.backend.llvm import dot\n"
+        "x, w = np.ones((512, 256), np.float32), np.ones(256, np.float32)\n"
+        "redraft.jit(lambda a, b: jnp.tanh(a @ b))(x, w)\n"
+        "print(sorted(dot._KERNELS))\n"
+        "redraft.jit(lambda a, b: a @ b)(x, x.T)\n"
+        "print(sorted(dot._KERNELS))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env={**__import__("os").environ, "REDRAFT_CACHE": "0"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["['runtime']", "['float32', 'runtime']"]
