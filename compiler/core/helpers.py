@@ -29,6 +29,12 @@ def append(items: list, item) -> list:
     return items + [item]
 
 
+def concat(left, right):
+    """`left + right` where the source shows a list or tuple: the sequences joined (a
+    function of its own, so that transforms never take it for array addition)."""
+    return left + right
+
+
 def set_item(container, key, value):
     """`container[key] = value` on a dict or list the function built, as a new container
     (Core never mutates a value another name may hold)."""

@@ -348,6 +348,20 @@ class Lowering:
         target = node.targets[0]
         if self.parallel_assign(target, node.value, out, node):
             return
+        mutated = self._mutated_local(node.value)
+        if mutated is not None and node.value.func.attr == "pop" and not node.value.keywords:
+            # `v = ys.pop(i)`: v is the item, and ys the list without it
+            index = node.value.args[0] if node.value.args else gast.Constant(-1, None)
+            item = self.emit(out, node, ir.Call(GETITEM, (self.name(node.value.func.value,
+                                                                     node),
+                                                           self.expr(index, out))))
+            self._rebind_mutation(gast.Expr(node.value), mutated, out)
+            self.assign_to(target, item, out, node)
+            return
+        if mutated is not None:
+            self.fail(node, f"`{mutated}.{node.value.func.attr}(...)` changes `{mutated}` in "
+                            "place and its value is used: transformed functions do not allow "
+                            "that; build a new value instead")
         if isinstance(target, gast.Name) and self.fixed_dict_keys(target) is not None:
             self.assign_keyword_dict(target.id, node.value, out, node)
             return
@@ -528,17 +542,62 @@ class Lowering:
 
     def _rebind_mutation(self, node, name: str, out: list) -> None:
         """`ys.append(y)` becomes `ys = append(ys, y)`: Core never mutates a value, so the
-        transforms see the new list as what the statement makes. Other in-place methods
-        (`extend`, `pop`, `update`, ...) would hide their data flow: refuse them."""
+        transforms see the new list as what the statement makes. Likewise `extend`,
+        `insert`, `reverse`, `clear` and `pop()` (as a statement) rebind the name to the list
+        they leave; other in-place methods would hide their data flow: refuse them."""
         from redraft.compiler.core import helpers
         call = node.value
-        if call.func.attr != "append" or len(call.args) != 1 or call.keywords:
-            self.fail(node, f"`{name}.{call.func.attr}(...)` changes `{name}` in place, which "
+        method, args = call.func.attr, call.args
+        ys = self.name(call.func.value, node)
+        if call.keywords or any(isinstance(a, gast.Starred) for a in args):
+            self.fail(node, f"`{name}.{method}(...)`: pass its arguments by position")
+
+        def concat(left, right):
+            return self.emit(out, node, ir.Call(ir.Ref(helpers.concat, "concat"),
+                                                (left, right)))
+
+        def part(start, stop, step=None):
+            return self.emit(out, node, ir.Call(GETITEM, (ys, ir.Const(slice(start, stop,
+                                                                                  step)))))
+
+        if method == "append" and len(args) == 1:
+            new = ir.Call(ir.Ref(helpers.append, "append"), (ys, self.expr(args[0], out)))
+        elif method == "extend" and len(args) == 1:
+            more = self.emit(out, node, ir.Call(ir.Ref(list, "list"),
+                                                (self.expr(args[0], out),)))
+            new = ir.Call(ir.Ref(helpers.concat, "concat"), (ys, more))
+        elif method == "insert" and len(args) == 2 and self._static_int(args[0]) is not None:
+            at = self._static_int(args[0])
+            item = self.emit(out, node, ir.List((self.expr(args[1], out),)))
+            head = part(None, at) if at else self.emit(out, node, ir.List(()))
+            new = ir.Call(ir.Ref(helpers.concat, "concat"), (concat(head, item), part(at, None)))
+        elif method == "reverse" and not args:
+            new = ir.Call(GETITEM, (ys, ir.Const(slice(None, None, -1))))
+        elif method == "clear" and not args:
+            new = ir.List(())
+        elif method == "pop" and len(args) <= 1 and (
+                not args or self._static_int(args[0]) is not None):
+            at = self._static_int(args[0]) if args else -1
+            if at == -1:
+                new = ir.Call(GETITEM, (ys, ir.Const(slice(None, -1))))
+            else:
+                new = ir.Call(ir.Ref(helpers.concat, "concat"), (part(None, at),
+                                                                part(at + 1, None)))
+        else:
+            self.fail(node, f"`{name}.{method}(...)` changes `{name}` in place, which "
                             "transformed functions do not allow; build a new value instead "
-                            f"(`{name} = {name} + [...]`) or use `{name}.append(item)`")
-        item = self.expr(call.args[0], out)
-        self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"),
-                                     (self.name(call.func.value, node), item)), name)
+                            f"(`{name} = {name} + [...]`)")
+        self.emit(out, node, new, name)
+
+    @staticmethod
+    def _static_int(node) -> int | None:
+        """The value of an int literal (`3`, `-1`), else None."""
+        if isinstance(node, gast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            inner = Lowering._static_int(node.operand)
+            return -inner if inner is not None else None
+        return None
 
     def stmt_With(self, node, out):
         self.check_transparent_with(node)
@@ -849,7 +908,39 @@ class Lowering:
     def expr_BinOp(self, node, out):
         fn, sym = BINOPS[type(node.op)]
         left, right = self.expr(node.left, out), self.expr(node.right, out)
+        if isinstance(node.op, gast.Add) and (self.shows_sequence(node.left)
+                                              or self.shows_sequence(node.right)):
+            from redraft.compiler.core import helpers
+            return ir.Call(ir.Ref(helpers.concat, "concat"), (left, right))
         return ir.Call(ir.Ref(fn, sym), (left, right))
+
+    def shows_sequence(self, node, seen: frozenset = frozenset()) -> bool:
+        """Whether the source shows `node` is a list or tuple: a display, a comprehension,
+        a slice of one, a sum of them, list(...)/tuple(...), or a local the function only
+        binds to such values (`pieces = [x]` ... `pieces + [y]`)."""
+        if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)):
+            return True
+        if isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Slice):
+            return self.shows_sequence(node.value, seen)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add):
+            return (self.shows_sequence(node.left, seen)
+                    or self.shows_sequence(node.right, seen))
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in ("list", "tuple") and node.func.id not in self.locals:
+            return True
+        if not (isinstance(node, gast.Name) and node.id in self.locals) or node.id in seen:
+            return False
+        root = self.parsed.node
+        body = root.body if isinstance(root.body, list) else [root.body]
+        values = [n.value for stmt in body for n in gast.walk(stmt)
+                  if isinstance(n, gast.Assign) and any(
+                      isinstance(t, gast.Name) and t.id == node.id for t in n.targets)]
+        inner = seen | {node.id}
+        return bool(values) and all(
+            isinstance(v, (gast.List, gast.Tuple, gast.ListComp)) or (
+                isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add)
+                and (self.shows_sequence(v.left, inner) or self.shows_sequence(v.right, inner)))
+            for v in values)
 
     def expr_UnaryOp(self, node, out):
         fn, sym = UNARYOPS[type(node.op)]

@@ -135,3 +135,47 @@ def test_assignment_expressions_bind_their_name():
     x = jnp.asarray(np.array([1.0, 2.0], np.float32))
     assert float(redraft.jit(_walrus)(x)) == 5.0 / 2 + 2
     np.testing.assert_allclose(redraft.grad(_walrus)(x), [1.0, 2.0])
+
+
+def _joined(x):
+    a = [x, x * x]
+    b = a + [jnp.sin(x)]
+    c = b[:1] + [x * 5.0] + b[1:]
+    return c[0] + c[1] * 10.0 + c[2] * 100.0 + c[3] * 1000.0
+
+
+def _in_place(x):
+    ys = [x]
+    ys.extend([x * x, jnp.sin(x)])
+    ys.insert(1, x * 5.0)
+    ys.insert(-1, jnp.cos(x))
+    last = ys.pop()
+    ys.reverse()
+    first = ys.pop(0)
+    zs = [x, x]
+    zs.clear()
+    zs.append(x * 11.0)
+    return (sum(v * 10.0 ** i for i, v in enumerate(ys)) + last * 1000.0 + first * 1e4
+            + zs[0])
+
+
+def _in_place_by_hand(x):
+    ys = [x * x, x * 5.0, x]  # [x, 5x, x², cos x, sin x] less its last, reversed, less [0]
+    first = jnp.cos(x)
+    last = jnp.sin(x)
+    return ys[0] + ys[1] * 10.0 + ys[2] * 100.0 + last * 1000.0 + first * 1e4 + x * 11.0
+
+
+def test_list_concatenation_and_in_place_methods_are_sequences_to_the_transforms():
+    """`a + [y]` of lists joins them (never an array sum), and extend / insert / pop /
+    reverse / clear rebind the list to what they leave, under jit, grad and vmap."""
+    xs = jnp.asarray(np.array([0.5, -1.5], np.float32))
+    joined_by_hand = lambda x: x + 50.0 * x + 100.0 * x * x + 1000.0 * jnp.sin(x)  # noqa
+    for fn, by_hand in ((_joined, joined_by_hand), (_in_place, _in_place_by_hand)):
+        for x in (0.5, -1.5):
+            np.testing.assert_allclose(float(redraft.jit(fn)(x)), float(by_hand(x)), rtol=1e-5)
+            np.testing.assert_allclose(redraft.grad(fn)(x), redraft.grad(by_hand)(x),
+                                       rtol=1e-5)
+        np.testing.assert_allclose(redraft.vmap(redraft.grad(fn))(xs),
+                                   [float(redraft.grad(by_hand)(x)) for x in (0.5, -1.5)],
+                                   rtol=1e-5)

@@ -16,6 +16,14 @@ defjvp_joint(helpers.append, lambda items_dot, item_dot, ans, items, item:
 defvjp(helpers.append,
        lambda g, ans, items, item: g[:-1],
        lambda g, ans, items, item: g[-1])
+defjvp(helpers.concat, lambda left_dot, ans, left, right:
+       helpers.concat(left_dot, ad.zeros_like(right)),
+       lambda right_dot, ans, left, right: helpers.concat(ad.zeros_like(left), right_dot))
+defjvp_joint(helpers.concat, lambda left_dot, right_dot, ans, left, right:
+             helpers.concat(left_dot, right_dot), ("left", "right"))
+defvjp(helpers.concat,
+       lambda g, ans, left, right: ad.sequence_like(g[:len(left)], left),
+       lambda g, ans, left, right: ad.sequence_like(g[len(left):], right))
 defjvp(helpers.make_dict, lambda values_dot, ans, keys, values:
        helpers.make_dict(keys, values_dot), argnames=("values",))
 defvjp(helpers.make_dict, lambda g, ans, keys, values: ad.dict_values(g, keys),

@@ -197,6 +197,9 @@ defbatch(ad.tape_items, _tape_items)
 defbatch(ad.tape_from_items, _tape_from_items)
 defbatch(ad.index_add, _index_add)
 defbatch(ad.container_like, same_type_of("items"))  # the items, in value's container
+# the items as `like`'s kind of sequence: example by example (a tuple of batched items and a
+# batched array hold their batch axes in different places)
+defbatch(ad.sequence_like, loop_returning("any"))
 defbatch(ad.attr_add, _attr_add)
 defbatch(ad.zip_tangent, _zip_tangent)
 defbatch(ad.dict_values, _dict_values)

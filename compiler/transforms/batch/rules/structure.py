@@ -27,6 +27,22 @@ def _append(b):
     return ir.Call(b.call.fn, (items, item)), target
 
 
+def _concat(b):
+    """left + right of sequences: two tuple types join item by item; otherwise a list type
+    whose element type joins both sides'."""
+    left, right = b.call.args
+    tl, tr = b.ctx.type_of(left), b.ctx.type_of(right)
+    if isinstance(tl, bt.Tuple) and isinstance(tr, bt.Tuple):
+        return b.call, bt.tup((*tl.items, *tr.items))
+    elem = bt.join(bt.element(tl), bt.element(tr))
+    target = bt.seq(elem)
+    left = b.ctx.convert(left, tl if tl is not bt.U else bt.seq(bt.U), target, b.out,
+                         b.origin)
+    right = b.ctx.convert(right, tr if tr is not bt.U else bt.seq(bt.U), target, b.out,
+                          b.origin)
+    return ir.Call(b.call.fn, (left, right)), target
+
+
 def _make_dict(b):
     """{k: v}: with its keys known, a dict type key by key; else every leaf batched."""
     keys, values = b.call.args
@@ -125,6 +141,7 @@ def _getattr(b):
 
 
 defbatch(helpers.append, _append)
+defbatch(helpers.concat, _concat)
 defbatch(helpers.make_dict, _make_dict)
 defbatch(helpers.set_item, _set_item)
 defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
