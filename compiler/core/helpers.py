@@ -29,6 +29,28 @@ def append(items: list, item) -> list:
     return items + [item]
 
 
+def values_of(container):
+    """`d.values()`: a dict's values as a list (a function of its own, so that transforms
+    follow the values to the dict); any other object's own values()."""
+    if isinstance(container, dict):
+        return list(container.values())
+    return container.values()
+
+
+def items_of(container):
+    """`d.items()`: a dict's (key, value) pairs as a list; any other object's own items()."""
+    if isinstance(container, dict):
+        return list(container.items())
+    return container.items()
+
+
+def keys_of(container):
+    """`d.keys()`: a dict's keys as a list; any other object's own keys()."""
+    if isinstance(container, dict):
+        return list(container.keys())
+    return container.keys()
+
+
 def concat(left, right):
     """`left + right` where the source shows a list or tuple: the sequences joined (a
     function of its own, so that transforms never take it for array addition)."""

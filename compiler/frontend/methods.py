@@ -11,6 +11,7 @@ ARRAY_METHODS = ("sum", "mean", "std", "var", "max", "min", "prod", "any", "all"
                  "clip", "ravel", "flatten", "squeeze", "round", "conj", "conjugate",
                  "swapaxes", "take", "trace", "diagonal", "repeat", "sort", "argsort")
 VARARG_SHAPE_METHODS = ("reshape", "transpose")
+DICT_VIEWS = {"values": "values_of", "items": "items_of", "keys": "keys_of"}
 STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "size", "weak_type", "itemsize")
 AT_MODES = {"set": "set", "add": "add", "multiply": "multiply", "mul": "multiply",
             "divide": "divide", "min": "min", "max": "max", "power": "power", "get": "get",
@@ -52,7 +53,12 @@ def lower_attribute(base: ir.Atom, attr: str) -> ir.Expr:
 
 def lower_method_call(receiver: ir.Atom, name: str, args: tuple, kwargs: tuple,
                       star) -> ir.Expr:
-    """`x.name(args)`: an array method becomes a jnp call, anything else stays a method."""
+    """`x.name(args)`: an array method becomes a jnp call, a dict view its helper, anything
+    else stays a method."""
+    if name in DICT_VIEWS and not args and not kwargs and star is None:
+        from redraft.compiler.core import helpers
+        view = DICT_VIEWS[name]
+        return ir.Call(ir.Ref(getattr(helpers, view), view), (receiver,))
     if name in ARRAY_METHODS and star is None:
         if name in VARARG_SHAPE_METHODS and len(args) > 1:
             return ir.Call(method_ref(name), (receiver,) + _packed_tuple(args), kwargs)

@@ -1094,6 +1094,9 @@ class Lowering:
         if isinstance(fn, ir.Var) and fn.name in self.called_types:
             cls = self.called_types[fn.name]  # `model(x)`: the class's __call__, self = model
             fn, args = ir.Ref(cls.__call__, f"{cls.__name__}_call"), [fn] + list(args)
+        if isinstance(fn, ir.Ref) and _callable_object(fn.value):
+            # `net(params, x)` with net an object of the user's class: its __call__, bound
+            fn = ir.Ref(fn.value.__call__, f"{fn.path}.__call__", fn.root)
         if isinstance(fn, ir.Ref) and fn.value is functools.partial and star is None and args:
             return ir.Ref(PartialCall(args[0], tuple(args[1:]), tuple(kwargs)), "partial")
         if isinstance(fn, ir.Ref) and isinstance(fn.value, PartialCall) and star is None:
@@ -1378,12 +1381,28 @@ class Lowering:
             return ir.Var(acc)
         return ir.Call(finish, (ir.Var(acc),))
 
+    def expr_DictComp(self, node, out):
+        """`{k: v for ...}`: the keys and values gathered as two lists in one loop, then
+        made a dict (as a dict display is)."""
+        from redraft.compiler.core import helpers
+        keys, values = self.fresh(), self.fresh()
+        self.locals |= {keys, values}
+        for acc in (keys, values):
+            out.append(ir.Assign((acc,), ir.List(()), self.origin(node)))
+        self._comp_level(node, list(node.generators), out, (keys, values))
+        key_tuple = self.emit(out, node, ir.Call(ir.Ref(tuple, "tuple"), (ir.Var(keys),)))
+        value_tuple = self.emit(out, node, ir.Call(ir.Ref(tuple, "tuple"), (ir.Var(values),)))
+        return ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (key_tuple, value_tuple))
+
     def _comp_level(self, node, generators, out, acc):
         from redraft.compiler.core import helpers
         if not generators:
-            item = self.expr(node.elt, out)
-            self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"), (ir.Var(acc), item)),
-                      acc)
+            pairs = zip(acc, (node.key, node.value)) if isinstance(acc, tuple) else [
+                (acc, node.elt)]
+            for name, element in pairs:
+                item = self.expr(element, out)
+                self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"),
+                                             (ir.Var(name), item)), name)
             return
         gen = generators[0]
         target, iterable, body = self.loop_header(gen.iter, gen.target, node, out)
@@ -1404,6 +1423,16 @@ class Lowering:
 
     def expr_Starred(self, node, out):
         self.fail(node, "starred expressions are only supported as call arguments")
+
+
+def _callable_object(value) -> bool:
+    """An instance of a user's class with a Python `__call__` (not a function, a class, a
+    transformed or redraft object): calling it calls that method, whose source is read."""
+    call = getattr(type(value), "__call__", None)
+    module = getattr(type(value), "__module__", "") or ""
+    return (isinstance(call, types.FunctionType) and not isinstance(value, type)
+            and not module.startswith("redraft") and not isinstance(value, functools.partial)
+            and not hasattr(value, "__redraft_transformable__"))
 
 
 def _user_function_that_gathers(value, keywords: list[str]) -> bool:

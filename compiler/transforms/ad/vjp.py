@@ -36,7 +36,12 @@ from redraft.compiler.primitives.registry import rules_for
 from redraft.compiler.transforms.ad.stable_forms import fuse_stable_forms
 from redraft.compiler.transforms.tidy import tidy
 
-STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict)
+# operations on containers: their operands' cotangents may be lists or dicts, which add
+# item by item (ad.add), never with `+`
+STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict,
+                  core_helpers.set_item, core_helpers.concat, core_helpers.values_of,
+                  core_helpers.items_of, core_helpers.keys_of, core_helpers.tree_index,
+                  core_helpers.tree_stack, core_helpers.tree_unstack)
 
 
 def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",

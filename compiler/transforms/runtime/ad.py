@@ -220,6 +220,20 @@ def index_add(x, idx, g):
     return z.at[clamped_index(z.shape, idx)].add(g)
 
 
+def values_bar(g, container):
+    """The cotangent of values_of(container): a dict of container's keys, g's items."""
+    if isinstance(container, dict):
+        return dict(zip(container.keys(), g))
+    raise TypeError(f"cannot differentiate {type(container).__name__}.values()")
+
+
+def items_bar(g, container):
+    """The cotangent of items_of(container): each pair's value part, keyed as before."""
+    if isinstance(container, dict):
+        return {key: pair[1] for key, pair in zip(container.keys(), g)}
+    raise TypeError(f"cannot differentiate {type(container).__name__}.items()")
+
+
 def updated_part(g, idx):
     """The cotangent `g` where `x.at[idx]` writes, one entry per update: 0 for an update
     outside x, which was dropped (where reading x[idx] would clamp it into range)."""

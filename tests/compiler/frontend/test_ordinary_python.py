@@ -179,3 +179,74 @@ def test_list_concatenation_and_in_place_methods_are_sequences_to_the_transforms
         np.testing.assert_allclose(redraft.vmap(redraft.grad(fn))(xs),
                                    [float(redraft.grad(by_hand)(x)) for x in (0.5, -1.5)],
                                    rtol=1e-5)
+
+
+PARAMS = {"a": jnp.asarray(np.array([1.0, -2.0], np.float32)),
+          "b": jnp.asarray(np.array([0.5, 3.0], np.float32)),
+          "c": jnp.asarray(np.array([2.0, 2.0], np.float32))}
+
+
+def _over_items(params, x):
+    total = 0.0
+    for name, value in params.items():
+        total = total + jnp.sum(value * x) * (2.0 if name == "b" else 1.0)
+    return total
+
+
+def _over_values(params, x):
+    return sum(jnp.sum(v * v * x) for v in params.values())
+
+
+def _by_comprehension(params, x):
+    scaled = {k: v * 2.0 for k, v in params.items() if k != "c"}
+    return sum(jnp.sum(v * x) for v in scaled.values()) + scaled["a"][0]
+
+
+def test_dict_items_values_and_comprehensions_carry_gradients_to_the_dict():
+    """Iterating a dict of parameters (its items or values) and building one by a
+    comprehension: the gradient reaches every entry (it was silently zero)."""
+    x = jnp.asarray(np.array([1.0, 0.5], np.float32))
+    xs = np.asarray(x)
+    cases = [
+        (_over_items, {"a": xs, "b": 2 * xs, "c": xs}),
+        (_over_values, {k: 2 * np.asarray(v) * xs for k, v in PARAMS.items()}),
+        (_by_comprehension, {"a": 2 * xs + np.array([2.0, 0.0]), "b": 2 * xs,
+                             "c": np.zeros(2)}),
+    ]
+    for fn, expected in cases:
+        for got in (redraft.grad(fn)(PARAMS, x), redraft.jit(redraft.grad(fn))(PARAMS, x)):
+            assert sorted(got) == sorted(expected)
+            for k in expected:
+                np.testing.assert_allclose(got[k], expected[k], rtol=1e-6)
+        batched = redraft.vmap(redraft.grad(fn), in_axes=(None, 0))(PARAMS, jnp.stack([x, x]))
+        np.testing.assert_allclose(batched["a"], [expected["a"]] * 2, rtol=1e-6)
+
+
+class _Net:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def layer(self, x, w):
+        return jnp.tanh(x @ w) * self.scale
+
+    def __call__(self, params, x):
+        for w in params:
+            x = self.layer(x, w)
+        return x
+
+
+_NET = _Net(2.0)
+
+
+def _net_loss(params, x):
+    return jnp.sum(_NET(params, x))
+
+
+def test_an_object_with_a_call_method_is_called_through_it():
+    w = jnp.asarray(np.array([[0.5, -0.25], [0.1, 0.3]], np.float32))
+    x = jnp.asarray(np.array([1.0, 2.0], np.float32))
+    h = 2.0 * np.tanh(np.asarray(x) @ np.asarray(w))
+    np.testing.assert_allclose(redraft.jit(_net_loss)([w], x),
+                               np.sum(h), rtol=1e-6)
+    expected = np.outer(np.asarray(x), 2.0 * (1 - np.tanh(np.asarray(x) @ np.asarray(w)) ** 2))
+    np.testing.assert_allclose(redraft.grad(_net_loss)([w], x)[0], expected, rtol=1e-5)

@@ -16,6 +16,20 @@ defjvp_joint(helpers.append, lambda items_dot, item_dot, ans, items, item:
 defvjp(helpers.append,
        lambda g, ans, items, item: g[:-1],
        lambda g, ans, items, item: g[-1])
+defjvp(helpers.values_of, lambda container_dot, ans, container:
+       helpers.values_of(container_dot))
+defvjp(helpers.values_of, lambda g, ans, container: ad.values_bar(g, container))
+defjvp(helpers.items_of, lambda container_dot, ans, container: helpers.items_of(container_dot))
+defvjp(helpers.items_of, lambda g, ans, container: ad.items_bar(g, container))
+defjvp(ad.values_bar, lambda g_dot, ans, g, container: ad.values_bar(g_dot, container),
+       argnames=("g",))
+defvjp(ad.values_bar, lambda ct, ans, g, container: helpers.values_of(ct), argnames=("g",))
+defstatic(ad.values_bar, "container")
+defjvp(ad.items_bar, lambda g_dot, ans, g, container: ad.items_bar(g_dot, container),
+       argnames=("g",))
+defvjp(ad.items_bar, lambda ct, ans, g, container: helpers.items_of(ct), argnames=("g",))
+defstatic(ad.items_bar, "container")
+defnondiff(helpers.keys_of, "a dict's keys")
 defjvp(helpers.concat, lambda left_dot, ans, left, right:
        helpers.concat(left_dot, ad.zeros_like(right)),
        lambda right_dot, ans, left, right: helpers.concat(ad.zeros_like(left), right_dot))
@@ -28,6 +42,7 @@ defjvp(helpers.make_dict, lambda values_dot, ans, keys, values:
        helpers.make_dict(keys, values_dot), argnames=("values",))
 defvjp(helpers.make_dict, lambda g, ans, keys, values: ad.dict_values(g, keys),
        argnames=("values",))
+defstatic(helpers.make_dict, "keys")  # a dict's keys are names, never differentiated
 defjvp(helpers.set_item,
        lambda container_dot, ans, container, key, value:
        helpers.set_item(container_dot, key, ad.zeros_like(value)),

@@ -27,6 +27,22 @@ def _append(b):
     return ir.Call(b.call.fn, (items, item)), target
 
 
+def _values_of(b):
+    """A dict type's values, in order, as a tuple type; any other batched value's leaves."""
+    t = b.ctx.type_of(b.call.args[0])
+    if isinstance(t, bt.Dict):
+        return b.call, bt.tup(t.types)
+    return b.call, bt.TREE if bt.is_batched(t) else bt.U
+
+
+def _items_of(b):
+    """A dict type's (key, value) pairs: each key unbatched, its value of its own type."""
+    t = b.ctx.type_of(b.call.args[0])
+    if isinstance(t, bt.Dict):
+        return b.call, bt.tup(tuple(bt.tup((bt.U, v)) for v in t.types))
+    return b.call, bt.TREE if bt.is_batched(t) else bt.U
+
+
 def _concat(b):
     """left + right of sequences: two tuple types join item by item; otherwise a list type
     whose element type joins both sides'."""
@@ -142,6 +158,9 @@ def _getattr(b):
 
 defbatch(helpers.append, _append)
 defbatch(helpers.concat, _concat)
+defbatch(helpers.values_of, _values_of)
+defbatch(helpers.items_of, _items_of)
+defbatch(helpers.keys_of, lambda b: (b.call, bt.U))
 defbatch(helpers.make_dict, _make_dict)
 defbatch(helpers.set_item, _set_item)
 defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
