@@ -6,16 +6,22 @@ forward value by its name; a branch that changes `x` ends by copying into one me
 a loop that changes `x` starts from a copy of `x` into a fresh loop-carried name, which only
 the loop writes (its body ends by writing the new value back into it), so the loop's state
 is exactly its carried names and the value `x` had before the loop outlives the loop.
+Only names live after a branch are merged, and only names live at a loop's head are carried
+(core/liveness.py): a dead one would be a value nothing reads that transforms must still
+give one type on every path.
 """
 from __future__ import annotations
 
 from redraft.compiler.core import ir
+from redraft.compiler.core.liveness import Liveness, liveness
 from redraft.compiler.core.names import Names
 
 
 class Renamer:
-    def __init__(self, params: tuple[str, ...], coalesce: bool = True):
+    def __init__(self, params: tuple[str, ...], coalesce: bool = True,
+                 live: Liveness | None = None):
         self.names = Names(params)
+        self.live = live or Liveness()  # of the Core being renamed (its user's names)
         self.coalesce = coalesce
         # version -> the `if`s (and their branch) on which it is not assigned: Python lets a
         # name be set on one path only, as long as only that path reads it
@@ -72,10 +78,13 @@ class Renamer:
         body = self.block(s.body, then_env)
         orelse = self.block(s.orelse, else_env)
         one_path = []
+        live = self.live.live_after(s)
         for name in sorted(set(then_env) | set(else_env)):
             a, b = then_env.get(name), else_env.get(name)
             if a == b:
                 env[name] = a
+            elif live is not None and name not in live:
+                env.pop(name, None)  # nothing reads it before writing it again
             elif a is None or b is None:
                 env[name] = a or b  # defined on one path only, as Python allows
                 one_path.append((a or b, "orelse" if a else "body"))
@@ -106,13 +115,22 @@ class Renamer:
             elif not any(version in p.targets for p in self.prelude):
                 self.prelude.append(placeholder)
 
-    def loop(self, blocks: list[list[ir.Stmt]], env: dict, origin, bound: str | None = None,
-             cond: ir.Atom | None = None):
+    def define_before_loops(self, version: str, origin) -> None:
+        """`version = None` at the function's start, for a version that a loop nested in
+        another loop binds: a read of it after the inner loop looks to the outer loop like a
+        read of its previous iteration's value (the inner loop may run no iteration), so
+        the outer loop carries it and it must hold a value, a placeholder, on entry."""
+        if not any(version in p.targets for p in self.prelude):
+            self.prelude.append(ir.Assign((version,), ir.Const(None), origin))
+
+    def loop(self, loop: ir.For | ir.While, blocks: list[list[ir.Stmt]], env: dict, origin,
+             bound: str | None = None, cond: ir.Atom | None = None):
         """Rename a loop's blocks (cond block first for while). Returns (the copies into
         fresh carried names to put before the loop, blocks, renamed cond, env after, the
         name of the loop variable as each iteration starts: the body may rebind it)."""
         written = set().union(*(ir.block_writes(b) for b in blocks))
-        carried = {n for n in written if n in env}
+        head = self.live.live_at_head(loop)
+        carried = {n for n in written if n in env and (head is None or n in head)}
         copies = self.entry_copies(carried, env, origin)
         inner = dict(env)
         if bound is not None:
@@ -127,10 +145,14 @@ class Renamer:
         for name in sorted(carried):
             if inner[name] != env[name]:
                 out[-1].append(ir.Assign((env[name],), ir.Var(inner[name]), origin))
-        after = dict(env)
+        after = {n: v for n, v in env.items() if n not in written or n in carried}
+        live_after = self.live.live_after(loop)
         for name in written - carried:
-            after[name] = inner[name]
-            self.maybe_unbound.add(inner[name])  # after a loop that ran no iteration
+            if name in inner:  # else dead where the body ends
+                after[name] = inner[name]
+                self.maybe_unbound.add(inner[name])  # after a loop that ran no iteration
+                if self.loop_depth and (live_after is None or name in live_after):
+                    self.define_before_loops(inner[name], origin)
         if bound is not None:
             after[bound] = inner[bound]
         if self.coalesce:
@@ -154,14 +176,15 @@ class Renamer:
 
     def for_(self, s: ir.For, env: dict) -> list[ir.Stmt]:
         iterable = self.atom(s.iter, env)
-        entry, (body,), _, after, target = self.loop([s.body], env, s.origin, bound=s.target)
+        entry, (body,), _, after, target = self.loop(s, [s.body], env, s.origin,
+                                                          bound=s.target)
         env.clear()
         env.update(after)
         return entry + [ir.For(target, iterable, body, s.origin)]
 
     def while_(self, s: ir.While, env: dict) -> list[ir.Stmt]:
-        entry, (cond_body, body), cond, after, _ = self.loop([s.cond_body, s.body], env,
-                                                             s.origin, cond=s.cond)
+        entry, (cond_body, body), cond, after, _ = self.loop(s, [s.cond_body, s.body],
+                                                             env, s.origin, cond=s.cond)
         env.clear()
         env.update(after)
         return entry + [ir.While(cond_body, cond, body, s.origin)]
@@ -215,7 +238,7 @@ def to_ssa(fn: ir.Function, coalesce: bool = True) -> ir.Function:
     """`fn` renamed as the module docstring says. With coalesce=False a loop body ends in
     explicit copies `x = x_1` into its carried names (what reverse mode needs, since the
     body's recomputation must not overwrite the carried values it reads)."""
-    r = Renamer(fn.params, coalesce)
+    r = Renamer(fn.params, coalesce, liveness(fn.body))
     env = {p: p for p in fn.params}
     body = r.block(fn.body, env)
     body = _drop_dead_copies(r.prelude + body)

@@ -671,16 +671,28 @@ def _define_on_all_paths(body: list[ir.Stmt], names: set[str], sites: dict[str, 
             missing.append(ir.Assign((n,), ir.Const(None), s.origin))
 
 
+# derivative-code helpers that take any value (a tuple, None, a tape), not only arrays
+_ANY_VALUE_HELPERS = (ad.zeros_like, ad.ones_like, ad.grad_seed, ad.add, ad.container_like,
+                      ad.push, ad.tape_items, ad.size)
+
+
 def _array_operands(fn: ir.Function) -> set[str]:
-    """Names used as operands of array operations (their cotangents add with `+`)."""
-    out = set()
+    """Names used as operands of array operations and never bound to a tuple display: their
+    cotangents add with `+`. A name that one path binds to a tuple (or that only a helper
+    taking any value reads, as `ad.zeros_like(pair)` in forward-mode code) adds with ad.add,
+    since `+` would concatenate two tuples."""
+    out, tuples = set(), set()
     for s in ir.walk_stmts(fn.body):
-        if isinstance(s, ir.Assign) and isinstance(s.expr, ir.Call) and isinstance(
-                s.expr.fn, ir.Ref):
+        if not isinstance(s, ir.Assign):
+            continue
+        if isinstance(s.expr, (ir.Tuple, ir.List)):
+            tuples |= set(s.targets)
+        if isinstance(s.expr, ir.Call) and isinstance(s.expr.fn, ir.Ref):
             value = s.expr.fn.value
-            if rules_for(value) is not None and value not in STRUCTURAL_OPS:
+            if (rules_for(value) is not None and value not in STRUCTURAL_OPS
+                    and not any(value is h for h in _ANY_VALUE_HELPERS)):
                 out |= {a.name for a in s.expr.args if isinstance(a, ir.Var)}
-    return out
+    return out - tuples
 
 
 def _op_call(e: ir.Expr) -> bool:

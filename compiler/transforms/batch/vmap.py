@@ -228,7 +228,7 @@ class Batching:
         if bt.is_array(t):
             return ir.Call(vm_ref("select"), (cond, a, b, ir.Const(True), ir.Const(True),
                                               ir.Const(name)))
-        return ir.Call(vm_ref("select_tree"), (cond, a, b))
+        return ir.Call(vm_ref("select_tree"), (cond, a, b), (("name", ir.Const(name)),))
 
     # ---- control flow ---------------------------------------------------------------------
     def if_(self, s: ir.If, out: list) -> None:

@@ -29,13 +29,18 @@ def zeros_like(x):
 
 
 def add(a, b):
-    """a + b leaf by leaf (adjoints of pytrees add componentwise). A list and a tuple of one
-    length are one sequence's cotangents (made by different rules): their items add, and
-    the result is `a`'s kind."""
+    """a + b leaf by leaf (adjoints of pytrees add componentwise). None is a zero, at any
+    depth: the cotangent of a None placeholder (a loop-carried name before the loop binds
+    it) adds to the cotangent the same name has where it holds a tuple. A list and a tuple
+    of one length are one sequence's cotangents (made by different rules): their items
+    add, and the result is `a`'s kind."""
+    if a is None:
+        return b
+    if b is None:
+        return a
     if isinstance(a, (Array, int, float)) and isinstance(b, (Array, int, float)):
         return a + b
-    if (type(a) in (list, tuple) and type(b) in (list, tuple) and type(a) is not type(b)
-            and len(a) == len(b)):
+    if type(a) in (tuple, list) and type(b) in (tuple, list) and len(a) == len(b):
         return type(a)(add(u, v) for u, v in zip(a, b))
     return tree_map(lambda u, v: v if u is None else (u if v is None else u + v), a, b)
 

@@ -362,12 +362,18 @@ def _example_shape(x, batched: bool) -> tuple:
     return shape[1:] if batched and shape else shape
 
 
-def select_tree(mask, a, b):
-    """`select` leaf by leaf over two pytrees of the same structure (None on one path is
-    a placeholder, as in `select`)."""
+def select_tree(mask, a, b, name=None):
+    """`select` leaf by leaf over two pytrees of the same structure, every leaf batched
+    (None on one path is a placeholder, as in `select`). The user's `name` given, the two
+    must have one structure and each leaf one example shape, as in `select`: a tuple whose
+    items change shape on one path is an error, never a silent broadcast."""
     if a is None or b is None:
         return b if a is None else a
-    return tree_map(lambda u, v: select(mask, u, v, True, True), a, b)
+    if name is not None and tree_structure(a) != tree_structure(b):
+        raise TypeError(f"`{name}` has structure {tree_structure(a)} on one path and "
+                        f"{tree_structure(b)} on the other of an `if` on a batched value; "
+                        "values chosen per example need one structure")
+    return tree_map(lambda u, v: select(mask, u, v, True, True, name), a, b)
 
 
 def any_example(mask):

@@ -610,13 +610,12 @@ def f(x, w):
 ''', seed=955)
 
 
-# ---- open: jit refuses a dead name a loop carries with two shapes -----------------------------
-# Core carries `pair` through the loop (it is bound before it and written in it) although
-# nothing reads it after the loop or before writing it in an iteration; the `if` on a value
-# must then merge its two shapes, and staging refuses. (JAX cannot jit this `if` at all.)
+# ---- dead names a loop carried or a branch merged ------------------------------------------
+# (fixed) Core carried `pair` through the loop (it is bound before it and written in it)
+# although nothing reads it after the loop or before writing it in an iteration; the `if` on
+# a value then had to merge its two shapes, and staging refused. SSA conversion now merges
+# after a branch and carries through a loop only the names live there (core/liveness.py).
 
-@xfail("Core carries a name through a loop that nothing reads after it or before writing it "
-       "in an iteration, so an if on a value must merge two shapes of it")
 def test_jit_dead_loop_carried_name_with_two_shapes():
     holds("jit", '''\
 def f(x, w):
@@ -630,6 +629,36 @@ def f(x, w):
             d, r = pair
         u += 1
     return jnp.mean(w)
+''')
+
+
+def test_jit_and_vmap_of_a_dead_name_an_if_in_a_loop_rebinds_to_a_scalar():
+    program = '''\
+def f(x, w):
+    y = w
+    for k in range(STEPS):
+        if jnp.mean(w) > -5.0:
+            y = jnp.sum(x)
+            x = x * 0.5 + y
+    return jnp.sum(x)
+'''
+    holds("jit", program)
+    holds("vmap", program)
+
+
+def test_a_dead_merge_reads_no_version_a_nested_loop_binds():
+    holds("grad_fd", '''\
+def f(x, w):
+    t = 0
+    while t < 2:
+        for j in range(STEPS):
+            pair = (w * 0.5, jnp.sin(x))
+            w, b = pair
+        if jnp.sum(x) > -5.0:
+            pair = (w * 2.0, b)
+            w, b = pair
+        t += 1
+    return jnp.sum(w) + jnp.sum(b * b)
 ''')
 
 
@@ -699,18 +728,52 @@ def test_vmap_name_rebound_to_a_scalar_in_a_loop_branch():
     holds("vmap", VMAP_REBOUND_TO_SCALAR, seed=0)
 
 
-@xfail("vmap: a loop-carried name that changes shape in its first iteration is broadcast to "
-       "its entry shape")
 def test_vmap_pair_swap_that_changes_a_carried_shape():
     holds("vmap", VMAP_PAIR_SWAP_CHANGES_SHAPE, seed=1)
 
 
-# ---- open: reverse over forward through a pair rebound across two value-ifs and a loop ------
-# (open, seed 206 of the long run after this session's fixes: a wrong number) grad(jvp f)
-# differs from jvp(grad f) by up to 0.6 here, while jvp(grad f) agrees with finite
-# differences (the `hvp` property passes): reverse mode over the forward-mode source goes
-# wrong when `pair` holds a (scalar, vector) from one value-if and a (matrix, vector) from
-# another inside a loop. Any one of the pieces removed and it is right.
+# (fixed) the pair swap above failed because the second loop carried the dead `pair`, a tuple
+# of w's and x's shapes that an `if` on a batched value merged with a tuple of scalars: the
+# per-example select of a tuple broadcast each item silently. Where the name is live, vmap
+# now refuses the two shapes, as jit does, instead of computing a wrong number.
+
+VMAP_TUPLE_OF_TWO_SHAPES_IN_A_LOOP = '''\
+def f(x, w):
+    for k in range(1):
+        pair = (w, x)
+        h, x = pair
+    u = 0
+    while u < 2:
+        if jnp.sum(x) > -0.2:
+            pair = (jnp.mean(w ** 2), jnp.sum(x))
+            b, g = pair
+            w = w * 0.5
+        else:
+            w = w - jnp.sum(x)
+        u += 1
+    return jnp.sum(w) + jnp.sum(x) + jnp.sum(pair[0])
+'''
+
+
+def test_vmap_refuses_a_tuple_an_if_on_a_batched_value_gives_two_shapes():
+    import numpy as np
+    import redraft
+    warnings.simplefilter("ignore", SyntaxWarning)
+    case = props.make_case(HEAD + VMAP_TUPLE_OF_TWO_SHAPES_IN_A_LOOP, 1)
+    xs, ws = (np.stack([a] * 3) for a in (case.x, case.w))
+    with pytest.raises(TypeError, match="`pair` has shape"):
+        redraft.vmap(case.f32)(xs, ws)
+    with pytest.raises(Exception, match="`pair` has shape"):
+        redraft.jit(case.f32)(case.x, case.w)
+
+
+# ---- reverse over forward through a pair rebound across two value-ifs and a loop -----------
+# (fixed, seed 206 of the long run: a wrong number) grad(jvp f) differed from jvp(grad f),
+# which agrees with finite differences. Forward-mode code binds `pair = None` on the path that
+# skips its binding and reads it in `pair_dot = ad.zeros_like(pair)`; reverse mode took that
+# read for an array operation's and added pair's cotangents with `+`, which concatenated the
+# two tuples. A name bound to a tuple, or read only by helpers that take any value, now adds
+# with ad.add.
 
 GJVP_PAIR_ACROSS_IFS_AND_LOOP = '''\
 def f(x, w):
@@ -726,8 +789,6 @@ def f(x, w):
 '''
 
 
-@xfail("grad(jvp f) is wrong when a name holds tuples of different shapes from two "
-       "value-ifs, one inside a loop (jvp(grad f) is right)")
 def test_grad_of_jvp_through_a_pair_rebound_across_value_ifs_and_a_loop():
     holds("hvp_gjvp", GJVP_PAIR_ACROSS_IFS_AND_LOOP, seed=402)
 
@@ -736,9 +797,35 @@ def test_jvp_of_grad_through_a_pair_rebound_across_value_ifs_and_a_loop():
     holds("hvp", GJVP_PAIR_ACROSS_IFS_AND_LOOP, seed=402)
 
 
-# ---- open: a name bound in a for loop and in a value-if, both inside a while ----------------
-# (open, seed 209 of the long run: an error in every transform, not a wrong number) generated
-# code raises UnboundLocalError for `pair`, which the program binds before each read
+GJVP_PAIR_CARRIED_UNDER_A_VALUE_IF = '''\
+def f(x, w):
+    big = jnp.sum(x) > -5.0
+    if big:
+        pair = (jnp.tanh(x), w @ x)
+        p, r = pair
+    else:
+        p = x
+    for k in range(STEPS):
+        if big:
+            s, t = pair
+            pair = (jnp.sin(s), t * 0.5)
+            p = p * t + s
+    return jnp.sum(p * p)
+'''
+
+
+def test_grad_of_jvp_adds_a_carried_pairs_cotangents_item_by_item():
+    holds("hvp_gjvp", GJVP_PAIR_CARRIED_UNDER_A_VALUE_IF, seed=3)
+
+
+# ---- a name bound in a for loop and in a value-if, both inside a while ----------------------
+# (fixed, seed 209 of the long run: an error in every transform) generated code raised
+# UnboundLocalError for `pair`: the if's merge copied the version the for loop binds, and to
+# the while a read after its nested for looks like a read of the previous iteration's value
+# (the for may run no iteration), so the while carried a name nothing bound before it. Core
+# now merges only live names, and gives a version a loop nested in a loop binds a None
+# placeholder at the function's start (the carried cotangent of a placeholder is None, which
+# ad.add takes as zero).
 
 PAIR_IN_FOR_AND_VALUE_IF_IN_WHILE = '''\
 def f(x, w):
@@ -762,7 +849,24 @@ def f(x, w):
 '''
 
 
-@xfail("UnboundLocalError for a name bound in a for loop and again in a value-if, both in "
-       "a while")
 def test_grad_of_a_name_bound_in_a_for_and_a_value_if_inside_a_while():
     holds("grad_fd", PAIR_IN_FOR_AND_VALUE_IF_IN_WHILE, seed=3039)
+
+
+READ_AFTER_A_LOOP_NESTED_IN_A_WHILE = '''\
+def f(x, w):
+    t = 0
+    while t < 2:
+        for j in range(STEPS):
+            pair = (w * 0.5, jnp.sin(x))
+            w, b = pair
+        c, e = pair
+        w = c * 0.5
+        t += 1
+    return jnp.sum(w) + jnp.sum(e * b)
+'''
+
+
+@pytest.mark.parametrize("prop", ["jit", "vmap", "grad_fd", "hvp", "hvp_gjvp"])
+def test_a_name_a_nested_loop_binds_read_after_it_inside_a_while(prop):
+    holds(prop, READ_AFTER_A_LOOP_NESTED_IN_A_WHILE)
