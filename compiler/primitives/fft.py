@@ -132,6 +132,6 @@ defjvp(fft_p, lambda x_dot, ans, x, fft_type, fft_lengths: lax.fft(x_dot, fft_ty
 defvjp(fft_p, _fft_vjp)
 defstatic(fft_p, "fft_type", "fft_lengths")
 
-# ---- batching: the fft maps over its leading axes already -----------------------------------------
+# ---- batching: the fft maps over its leading axes already ----------------------------------------
 
 defbatch(fft_p, LeadingAxesBatching(("x",)))

@@ -419,7 +419,7 @@ class Interpreter:
                     _, _, after = self.loop_regions(for_p, layout, probe, avals, body, None)
                 finally:
                     self.marked -= 1
-            except Exception as e:  # noqa: BLE001 - any failure: without the markers that failed
+            except Exception:  # noqa: BLE001 - any failure: without the markers that failed
                 failed = [n for n, m in markers.items() if m.failed]
                 if not failed:
                     return None

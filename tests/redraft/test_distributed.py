@@ -42,8 +42,8 @@ needs_mpi = pytest.mark.skipif(_mpi_missing() is not None, reason=_mpi_missing()
 def _scenario(mode: str, **env: str) -> subprocess.CompletedProcess:
     # -X faulthandler: a rank that crashes prints its Python stack into the failure
     return subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable,
-                           "-X", "faulthandler", str(SCENARIOS), mode], capture_output=True, text=True, timeout=300,
-                          env=_environment(**env), cwd=ROOT, check=False)
+                           "-X", "faulthandler", str(SCENARIOS), mode], capture_output=True,
+                          text=True, timeout=300, env=_environment(**env), cwd=ROOT, check=False)
 
 
 @needs_mpi

@@ -28,7 +28,7 @@ def read_next_iteration(x):
     while t < 3:
         x = x + y
         y = x * 0.5
-        z = x
+        z = x  # noqa: F841 - dead on purpose: nothing reads it
         t += 1
     return x
 

@@ -65,7 +65,8 @@ def assert_same(actual, expected):
 
 def test_pipeline_order():
     names = [name for name, _ in passes.PIPELINE]
-    assert names == ["verify", "fold", "cse", "dce", "carries", "lower_conv", "fusion", "reuse", "verify"]
+    assert names == ["verify", "fold", "cse", "dce", "carries", "lower_conv", "fusion", "reuse",
+                     "verify"]
     assert passes.PIPELINE[0][1] is verify and passes.PIPELINE[-1][1] is verify
 
 

@@ -187,3 +187,11 @@ def test_inf_minus_inf_is_quiet_nan():
         warnings.simplefilter("error")
         out = jnp.subtract(np.float32([np.inf]), np.float32([np.inf]))
     assert np.isnan(np.asarray(out)).all()
+
+
+def test_every_jnp_function_the_elementwise_family_declares_is_bound():
+    from redraft.compiler.primitives import elementwise as ew
+    for names, (prim, _) in ew.JNP_TWINS.items():
+        for name in names:
+            fn = getattr(jnp, name)
+            assert fn.__name__ == names[0], (name, fn)
