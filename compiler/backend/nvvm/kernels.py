@@ -62,7 +62,8 @@ class DynamicView(View):
     """A view whose offset also has run-time terms: `terms` holds (index, size, stride) with
     `index` a scalar integer view; each adds clamp(index (+ size if negative), 0, size - 1)
     * stride elements (NumPy indexing by a scalar known only at run time, clamped as JAX
-    clamps reads). Later index maps keep the terms (they only add to the offset)."""
+    clamps reads). A fourth item False leaves negative indices unwrapped (lax's dynamic
+    slices clamp them to 0). Later index maps keep the terms (they only add to the offset)."""
     terms: tuple = ()
 
 
@@ -73,11 +74,14 @@ def dynamic_offset(t: "Thread", args: "Args", view: View) -> ir.Value | None:
         return None
     b = t.b
     total: ir.Value = i64(0)
-    for index, size, stride in terms:
+    for term in terms:
+        index, size, stride = term[:3]
         value = load(t, args, index, i64(index.offset))
         if value.type.width < 64:
             value = (b.sext if index.dtype.kind == "i" else b.zext)(value, I64)
-        value = b.select(b.icmp_signed("<", value, i64(0)), b.add(value, i64(size)), value)
+        if len(term) < 4 or term[3]:
+            value = b.select(b.icmp_signed("<", value, i64(0)), b.add(value, i64(size)),
+                             value)
         value = b.select(b.icmp_signed("<", value, i64(0)), i64(0), value)
         top = i64(max(size - 1, 0))
         value = b.select(b.icmp_signed(">", value, top), top, value)

@@ -465,6 +465,41 @@ def _getitem(L, eqn):
     L.views[eqn.outs[0].id] = view
 
 
+def _window(L: _Lowering, view: View, starts: list, sizes: tuple[int, ...]) -> View:
+    """The window of `view` of shape `sizes` at run-time `starts`, each clamped into
+    [0, dim - size] as lax's dynamic slices clamp (no wrapping of negative starts)."""
+    terms = tuple((L.scalar_view(s), d - z + 1, stride, False)
+                  for s, d, z, stride in zip(starts, view.shape, sizes, view.strides))
+    return DynamicView(view.base, view.dtype, tuple(sizes), view.strides, view.offset,
+                       view.const, tuple(getattr(view, "terms", ())) + terms)
+
+
+@rule("dynamic_slice")
+def _dynamic_slice(L: _Lowering, eqn: Eqn) -> None:
+    """A window at run-time starts: a view (its offset computed where it is read)."""
+    x = L.read(eqn.ins[0])
+    if x.const is not None:
+        raise Unsupported("dynamic_slice of a constant (GPU backend)")
+    L.views[eqn.outs[0].id] = _window(L, x, list(eqn.ins[1:]), _shape(eqn.outs[0]))
+
+
+@rule("dynamic_update_slice")
+def _dynamic_update_slice(L: _Lowering, eqn: Eqn) -> None:
+    """x with `update` written at run-time starts: x copied into a new buffer, then a
+    kernel over the update's elements writing into the window."""
+    x, update = L.read(eqn.ins[0]), L.read(eqn.ins[1])
+    out = eqn.outs[0]
+    slot = L.new_slot(out)
+    dest = L.whole(slot, out)
+    L.copy(x, dest)
+    L.views[out.id] = dest
+    if update.size == 0:
+        return
+    target = _window(L, dest, list(eqn.ins[2:]), update.shape)
+    L.launch(pointwise(L.name("update"), target.shape, [update], [target],
+                       lambda t, regs, p: regs), [])
+
+
 @rule("index_update")
 def _index_update(L: _Lowering, eqn: Eqn) -> None:
     """x.at[spec].op(y) with a static spec: x copied into a new buffer, then a kernel over
