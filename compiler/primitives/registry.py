@@ -65,9 +65,16 @@ def names_primitive(fn: Callable, prim: Primitive) -> None:
     FUNCTIONS.setdefault(prim, []).insert(0, fn)
 
 
+def names_convenience(fn: Callable, prim: Primitive) -> None:
+    """`fn` is a convenience of the family applying `prim` with parameters of its own
+    (lax.expand_dims on reshape_p): it keeps rules of its own, and the registry test checks
+    them as it checks the primitive's function's."""
+    FUNCTIONS.setdefault(prim, []).append(fn)
+
+
 def functions_of(prim: Primitive) -> list[Callable]:
     """The functions that apply `prim`: its lax function first, then those declared the
-    same operation (jnp.exp for lax.exp)."""
+    same operation (jnp.exp for lax.exp) or a convenience on it (lax.expand_dims)."""
     return list(FUNCTIONS.get(prim, ()))
 
 
@@ -228,11 +235,13 @@ class LeadingAxesBatching:
 
 @dataclass(frozen=True)
 class AxisBatching:
-    """The rule of an operation on one operand along static axes: the operand batched at
-    axis 0, the axis argument `param` (its default `default` when the call leaves it out)
-    shifted past the batch axis (batch/rules/reductions.py `lax_axis`)."""
+    """The rule of an operation on one operand along static axes: the operand (the
+    parameter `operand`) batched at axis 0, the axis argument `param` (its default `default`
+    when the call leaves it out) shifted past the batch axis (batch/rules/reductions.py
+    `lax_axis`)."""
     param: str
     default: object = None
+    operand: str = "operand"
 
 
 def elementwise_batching(static: tuple[str, ...] = (),

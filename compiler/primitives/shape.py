@@ -1,7 +1,10 @@
 """Shape primitives: reshape, broadcast, transpose, squeeze, concatenate, pad, rev, slices, iota.
 
 Every parameter is static (tuples of ints), except the start indices of dynamic_slice and
-dynamic_update_slice, which are scalar integer operands (they may depend on data).
+dynamic_update_slice, which are scalar integer operands (they may depend on data). As a
+family file it also declares the lax functions' jvp and vjp rules and their batching
+(compiler/primitives/registry.py); the batching rules that are code over a call (reshape,
+broadcast_in_dim, transpose, concatenate, pad, slice) are in batch/rules/shapes.py.
 """
 from __future__ import annotations
 
@@ -17,6 +20,10 @@ from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
 from redraft.compiler.primitives.operands import strict_operands
+from redraft.compiler.primitives.registry import (AxisBatching, ad, defbatch, defbatch_loop,
+                                                  defjvp, defjvp_joint, defnondiff,
+                                                  defstatic, defvjp, jnp, lad, lax,
+                                                  names_convenience, names_primitive)
 
 FAMILY = "shape"
 
@@ -364,3 +371,113 @@ def broadcasted_iota(dtype, shape, dimension: int) -> Array:
     dtype = dtypes.check_dtype_arg(dtype)
     dimension = canonical_axis(dimension, len(shape), "lax.broadcasted_iota")
     return bind(iota_p, dtype=dtype, shape=shape, dimension=dimension)
+
+
+for _fn, _p in ((reshape, reshape_p), (broadcast_in_dim, broadcast_in_dim_p),
+                (transpose, transpose_p), (squeeze, squeeze_p), (rev, rev_p),
+                (concatenate, concatenate_p), (pad, pad_p), (slice, slice_p),
+                (dynamic_slice, dynamic_slice_p), (dynamic_update_slice, dynamic_update_slice_p),
+                (broadcasted_iota, iota_p)):
+    names_primitive(_fn, _p)
+for _fn, _p in ((expand_dims, reshape_p), (broadcast, broadcast_in_dim_p),
+                (dynamic_index_in_dim, dynamic_slice_p), (iota, iota_p)):
+    names_convenience(_fn, _p)
+
+# ---- derivatives: each is linear in its array operands; its transpose moves the cotangent
+# back (sums it over broadcast axes, pads it around a slice) ---------------------------------
+
+defjvp(reshape_p, lambda operand_dot, ans, operand, new_sizes, dimensions=None:
+       jnp.reshape(operand_dot, jnp.shape(ans)))
+defvjp(reshape_p, lambda g, ans, operand, new_sizes, dimensions=None:
+       jnp.reshape(g, jnp.shape(operand)))
+defstatic(reshape_p, "new_sizes", "dimensions")
+defjvp(expand_dims, lambda array_dot, ans, array, dimensions:
+       lax.expand_dims(array_dot, dimensions))
+defvjp(expand_dims, lambda g, ans, array, dimensions: lax.reshape(g, jnp.shape(array)))
+defstatic(expand_dims, "dimensions")
+defjvp(broadcast_in_dim_p, lambda operand_dot, ans, operand, shape, broadcast_dimensions:
+       lax.broadcast_in_dim(operand_dot, shape, broadcast_dimensions))
+defvjp(broadcast_in_dim_p, lambda g, ans, operand, shape, broadcast_dimensions: lax.reshape(
+    lax.reduce_sum(g, lad.broadcast_in_dim_sum_axes(operand, shape, broadcast_dimensions)),
+    jnp.shape(operand)))
+defstatic(broadcast_in_dim_p, "shape", "broadcast_dimensions")
+defjvp(broadcast, lambda operand_dot, ans, operand, sizes: lax.broadcast(operand_dot, sizes))
+defvjp(broadcast, lambda g, ans, operand, sizes: ad.unbroadcast(g, operand))
+defstatic(broadcast, "sizes")
+defjvp(transpose_p, lambda operand_dot, ans, operand, permutation:
+       lax.transpose(operand_dot, permutation))
+defvjp(transpose_p, lambda g, ans, operand, permutation:
+       lax.transpose(g, lad.inverse_permutation(permutation)))
+defstatic(transpose_p, "permutation")
+defjvp(squeeze_p, lambda array_dot, ans, array, dimensions: lax.squeeze(array_dot, dimensions))
+defvjp(squeeze_p, lambda g, ans, array, dimensions: lax.reshape(g, jnp.shape(array)))
+defstatic(squeeze_p, "dimensions")
+defjvp(rev_p, lambda operand_dot, ans, operand, dimensions: lax.rev(operand_dot, dimensions))
+defvjp(rev_p, lambda g, ans, operand, dimensions: lax.rev(g, dimensions))
+defstatic(rev_p, "dimensions")
+defjvp(concatenate_p, lambda operands_dot, ans, operands, dimension:
+       lax.concatenate(operands_dot, dimension))
+defvjp(concatenate_p, lambda g, ans, operands, dimension: ad.split_like(g, operands, dimension))
+defstatic(concatenate_p, "dimension")
+
+defjvp(pad_p,
+       lambda operand_dot, ans, operand, padding_value, padding_config:
+       lax.pad(operand_dot, 0.0, padding_config),
+       lambda padding_value_dot, ans, operand, padding_value, padding_config:
+       lax.pad(jnp.zeros_like(operand), padding_value_dot, padding_config))
+defjvp_joint(pad_p, lambda operand_dot, padding_value_dot, ans, operand, padding_value,
+             padding_config: lax.pad(operand_dot, padding_value_dot, padding_config),
+             ("operand", "padding_value"))
+defvjp(pad_p,
+       lambda g, ans, operand, padding_value, padding_config: lad.pad_bar(g, padding_config),
+       lambda g, ans, operand, padding_value, padding_config:
+       jnp.sum(g) - jnp.sum(lad.pad_bar(g, padding_config)))
+defstatic(pad_p, "padding_config")
+
+defjvp(slice_p, lambda operand_dot, ans, operand, start_indices, limit_indices, strides=None:
+       lax.slice(operand_dot, start_indices, limit_indices, strides))
+defvjp(slice_p, lambda g, ans, operand, start_indices, limit_indices, strides=None: lax.pad(
+    g, 0.0, lad.slice_padding(operand, start_indices, limit_indices, strides, ans)))
+# bounds are static: ones a library loop (lax.reduce_window) reads back from its reverse-mode
+# tape are not tangents under a second derivative
+defstatic(slice_p, "start_indices", "limit_indices", "strides")
+
+defjvp(dynamic_slice_p, lambda operand_dot, ans, operand, start_indices, slice_sizes:
+       lax.dynamic_slice(operand_dot, start_indices, slice_sizes))
+defvjp(dynamic_slice_p, lambda g, ans, operand, start_indices, slice_sizes:
+       lax.dynamic_update_slice(jnp.zeros_like(operand), g, start_indices))
+defstatic(dynamic_slice_p, "start_indices", "slice_sizes")
+defjvp(dynamic_update_slice_p,
+       lambda operand_dot, ans, operand, update, start_indices:
+       lax.dynamic_update_slice(operand_dot, jnp.zeros_like(update), start_indices),
+       lambda update_dot, ans, operand, update, start_indices:
+       lax.dynamic_update_slice(jnp.zeros_like(operand), update_dot, start_indices))
+defjvp_joint(dynamic_update_slice_p, lambda operand_dot, update_dot, ans, operand, update,
+             start_indices: lax.dynamic_update_slice(operand_dot, update_dot, start_indices),
+             ("operand", "update"))
+defvjp(dynamic_update_slice_p,
+       lambda g, ans, operand, update, start_indices:
+       lax.dynamic_update_slice(g, jnp.zeros_like(update), start_indices),
+       lambda g, ans, operand, update, start_indices:
+       lax.dynamic_slice(g, start_indices, jnp.shape(update)))
+defstatic(dynamic_update_slice_p, "start_indices")
+defjvp(dynamic_index_in_dim, lambda operand_dot, ans, operand, index, axis=0, keepdims=True:
+       lax.dynamic_index_in_dim(operand_dot, index, axis, keepdims))
+defvjp(dynamic_index_in_dim, lambda g, ans, operand, index, axis=0, keepdims=True:
+       lad.dynamic_index_bar(g, operand, index, axis, keepdims))
+defstatic(dynamic_index_in_dim, "index", "axis", "keepdims")
+
+for _fn in (iota, broadcasted_iota):
+    defnondiff(_fn, "integer-valued, and a function of static shapes only")
+
+# ---- batching: an axis argument shifts past the batch axis; the rest are code over the call
+# (batch/rules/shapes.py) or a loop -----------------------------------------------------------
+
+defbatch(expand_dims, AxisBatching("dimensions", operand="array"))
+defbatch(squeeze_p, AxisBatching("dimensions", operand="array"))
+defbatch(rev_p, AxisBatching("dimensions"))
+_NO_RULE_YET = "no vectorised rule yet: batched by a loop over the examples"
+for _fn in (broadcast, dynamic_slice, dynamic_update_slice, dynamic_index_in_dim):
+    defbatch_loop(_fn, _NO_RULE_YET)
+for _fn in (iota, broadcasted_iota):
+    defbatch_loop(_fn, "it takes static shapes: batched only where a shape is, by a loop")

@@ -14,79 +14,10 @@ from redraft.compiler.transforms.runtime import lad
 from redraft.compiler.primitives.registry import (defjvp, defjvp_joint, defnondiff, defstatic,
                                                   defvjp)
 
-# ---- shapes --------------------------------------------------------------------------------------
+# ---- helpers of the shape family's rules (compiler/primitives/shape.py) ----------------------
 
-defjvp(lax.broadcast_in_dim, lambda operand_dot, ans, operand, shape, broadcast_dimensions:
-       lax.broadcast_in_dim(operand_dot, shape, broadcast_dimensions))
-defvjp(lax.broadcast_in_dim, lambda g, ans, operand, shape, broadcast_dimensions: lax.reshape(
-    lax.reduce_sum(g, lad.broadcast_in_dim_sum_axes(operand, shape, broadcast_dimensions)),
-    jnp.shape(operand)))
-defjvp(lax.broadcast, lambda operand_dot, ans, operand, sizes: lax.broadcast(operand_dot, sizes))
-defvjp(lax.broadcast, lambda g, ans, operand, sizes: ad.unbroadcast(g, operand))
-defjvp(lax.transpose, lambda operand_dot, ans, operand, permutation:
-       lax.transpose(operand_dot, permutation))
-defvjp(lax.transpose, lambda g, ans, operand, permutation:
-       lax.transpose(g, lad.inverse_permutation(permutation)))
-defjvp(lax.squeeze, lambda array_dot, ans, array, dimensions: lax.squeeze(array_dot, dimensions))
-defvjp(lax.squeeze, lambda g, ans, array, dimensions: lax.reshape(g, jnp.shape(array)))
-defjvp(lax.expand_dims, lambda array_dot, ans, array, dimensions:
-       lax.expand_dims(array_dot, dimensions))
-defvjp(lax.expand_dims, lambda g, ans, array, dimensions: lax.reshape(g, jnp.shape(array)))
-defjvp(lax.rev, lambda operand_dot, ans, operand, dimensions: lax.rev(operand_dot, dimensions))
-defvjp(lax.rev, lambda g, ans, operand, dimensions: lax.rev(g, dimensions))
-defjvp(lax.concatenate, lambda operands_dot, ans, operands, dimension:
-       lax.concatenate(operands_dot, dimension))
-defvjp(lax.concatenate, lambda g, ans, operands, dimension: ad.split_like(g, operands, dimension))
-
-# ---- padding and slices --------------------------------------------------------------------------
-
-defjvp(lax.pad,
-       lambda operand_dot, ans, operand, padding_value, padding_config:
-       lax.pad(operand_dot, 0.0, padding_config),
-       lambda padding_value_dot, ans, operand, padding_value, padding_config:
-       lax.pad(jnp.zeros_like(operand), padding_value_dot, padding_config))
-defjvp_joint(lax.pad, lambda operand_dot, padding_value_dot, ans, operand, padding_value,
-             padding_config: lax.pad(operand_dot, padding_value_dot, padding_config),
-             ("operand", "padding_value"))
-defvjp(lax.pad,
-       lambda g, ans, operand, padding_value, padding_config: lad.pad_bar(g, padding_config),
-       lambda g, ans, operand, padding_value, padding_config:
-       jnp.sum(g) - jnp.sum(lad.pad_bar(g, padding_config)))
 defjvp(lad.pad_bar, lambda g_dot, ans, g, padding_config: lad.pad_bar(g_dot, padding_config))
 defvjp(lad.pad_bar, lambda ct, ans, g, padding_config: lax.pad(ct, 0.0, padding_config))
-
-defjvp(lax.slice, lambda operand_dot, ans, operand, start_indices, limit_indices, strides=None:
-       lax.slice(operand_dot, start_indices, limit_indices, strides))
-defvjp(lax.slice, lambda g, ans, operand, start_indices, limit_indices, strides=None: lax.pad(
-    g, 0.0, lad.slice_padding(operand, start_indices, limit_indices, strides, ans)))
-# bounds are static: ones a library loop (lax.reduce_window) reads back from its reverse-mode
-# tape are not tangents under a second derivative
-defstatic(lax.slice, "start_indices", "limit_indices", "strides")
-
-defjvp(lax.dynamic_slice, lambda operand_dot, ans, operand, start_indices, slice_sizes:
-       lax.dynamic_slice(operand_dot, start_indices, slice_sizes))
-defvjp(lax.dynamic_slice, lambda g, ans, operand, start_indices, slice_sizes:
-       lax.dynamic_update_slice(jnp.zeros_like(operand), g, start_indices))
-defstatic(lax.dynamic_slice, "start_indices")
-defjvp(lax.dynamic_update_slice,
-       lambda operand_dot, ans, operand, update, start_indices:
-       lax.dynamic_update_slice(operand_dot, jnp.zeros_like(update), start_indices),
-       lambda update_dot, ans, operand, update, start_indices:
-       lax.dynamic_update_slice(jnp.zeros_like(operand), update_dot, start_indices))
-defjvp_joint(lax.dynamic_update_slice, lambda operand_dot, update_dot, ans, operand, update,
-             start_indices: lax.dynamic_update_slice(operand_dot, update_dot, start_indices),
-             ("operand", "update"))
-defvjp(lax.dynamic_update_slice,
-       lambda g, ans, operand, update, start_indices:
-       lax.dynamic_update_slice(g, jnp.zeros_like(update), start_indices),
-       lambda g, ans, operand, update, start_indices:
-       lax.dynamic_slice(g, start_indices, jnp.shape(update)))
-defstatic(lax.dynamic_update_slice, "start_indices")
-defjvp(lax.dynamic_index_in_dim, lambda operand_dot, ans, operand, index, axis=0, keepdims=True:
-       lax.dynamic_index_in_dim(operand_dot, index, axis, keepdims))
-defvjp(lax.dynamic_index_in_dim, lambda g, ans, operand, index, axis=0, keepdims=True:
-       lad.dynamic_index_bar(g, operand, index, axis, keepdims))
-defstatic(lax.dynamic_index_in_dim, "index")
 defjvp(lad.dynamic_index_bar, lambda g_dot, ans, g, operand, index, axis, keepdims:
        lad.dynamic_index_bar(g_dot, operand, index, axis, keepdims))
 defvjp(lad.dynamic_index_bar, lambda ct, ans, g, operand, index, axis, keepdims:
@@ -511,8 +442,6 @@ for _op in (helpers.at_min, helpers.at_max):  # contributors equal to the result
 
 # ---- not differentiable --------------------------------------------------------------------------
 
-for _op in (lax.iota, lax.broadcasted_iota):
-    defnondiff(_op, "integer-valued, and a function of static shapes only")
 for _op in (lad.inverse_permutation, lad.broadcast_in_dim_sum_axes, lad.slice_padding,
             lad.negated_padding, lad.shift_padding, lad.reduced_axes_last, lad.permuted_shape,
             lad.argsort_inverse, lad.cumulative_source, lad.gather_to_scatter_dnums,

@@ -39,10 +39,6 @@ defjvp(jnp.concatenate, lambda arrays_dot, ans, arrays, axis=0, dtype=None:
        jnp.concatenate(arrays_dot, axis))
 defvjp(jnp.concatenate, lambda g, ans, arrays, axis=0, dtype=None:
        ad.split_like(g, arrays, axis))
-defjvp(lax.reshape, lambda operand_dot, ans, operand, new_sizes, dimensions=None:
-       jnp.reshape(operand_dot, jnp.shape(ans)))
-defvjp(lax.reshape, lambda g, ans, operand, new_sizes, dimensions=None:
-       jnp.reshape(g, jnp.shape(operand)))
 
 # ---- products ------------------------------------------------------------------------------------
 

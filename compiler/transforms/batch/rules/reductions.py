@@ -69,9 +69,10 @@ def lax_axis(spec: AxisBatching):
     static axis argument shifted past it (a loop where the axis is not static)."""
     def rule(b):
         value = static_or_none(b, spec.param, spec.default)
-        if value is ... or any(b.batched(n) for n in b.bound if n != "operand"):
+        if value is ... or any(b.batched(n) for n in b.bound if n != spec.operand):
             return loop(b)
-        return b.rebuild(operand=as_array(b, "operand"), **{spec.param: shift(value)}), bt.B
+        return b.rebuild(**{spec.operand: as_array(b, spec.operand),
+                            spec.param: shift(value)}), bt.B
     return rule
 
 

@@ -17,7 +17,7 @@ from redraft.compiler.transforms.batch.batching import defbatch
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
 
 import redraft.numpy as jnp
-from redraft import lax
+from redraft.compiler.primitives import shape
 
 # ---- shape queries: the per-example value's ------------------------------------------------
 
@@ -184,7 +184,12 @@ defbatch(jnp.concat, _concatenate)
 for _name in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
     defbatch(getattr(jnp, _name), _fixed_axis_stack(0, _name))
 
-# ---- lax -----------------------------------------------------------------------------------
+# ---- lax: the shape family's rules that are code over the call (the family file,
+# compiler/primitives/shape.py, declares the others). Each rewrites a static argument in its
+# own way and falls back to a loop where it is not static: reshape and broadcast_in_dim put
+# the batch size in front of a shape read at run time (vm.with_batch_shape), transpose puts
+# axis 0 in front of its permutation, concatenate batches each item of its sequence, pad
+# adds a zero padding for the batch axis, slice bounds it in full. ----------------------------
 
 
 def _lax_reshape(b):
@@ -194,16 +199,12 @@ def _lax_reshape(b):
     return b.rebuild(operand=x, new_sizes=_with_batch(b, x, b.arg("new_sizes"))), bt.B
 
 
-def _lax_static(param: str, make):
-    """lax functions whose static argument `param` is rewritten by make(value)."""
-    def rule(b):
-        value = static_or_none(b, param)
-        if value is ... or any(b.batched(n) for n in b.bound if n != "operand"
-                               and n != "array"):
-            return loop(b)
-        operand = "operand" if b.has("operand") else "array"
-        return b.rebuild(**{operand: as_array(b, operand), param: make(value)}), bt.B
-    return rule
+def _lax_transpose(b):
+    permutation = static_or_none(b, "permutation")
+    if permutation is ... or any(b.batched(n) for n in b.bound if n != "operand"):
+        return loop(b)
+    return b.rebuild(operand=as_array(b, "operand"),
+                     permutation=(0,) + shift(tuple(permutation))), bt.B
 
 
 def _broadcast_in_dim(b):
@@ -244,18 +245,12 @@ def _lax_slice(b):
     return b.rebuild(**repl), bt.B
 
 
-defbatch(lax.reshape, _lax_reshape)
-defbatch(lax.transpose, _lax_static("permutation", lambda p: (0,) + shift(tuple(p))))
-defbatch(lax.expand_dims, _lax_static("dimensions", lambda d: shift(tuple(d))))
-defbatch(lax.squeeze, _lax_static("dimensions", lambda d: shift(tuple(d))))
-defbatch(lax.rev, _lax_static("dimensions", lambda d: shift(tuple(d))))
-defbatch(lax.broadcast_in_dim, _broadcast_in_dim)
-defbatch(lax.concatenate, _lax_concatenate)
-defbatch(lax.pad, _lax_pad)
-defbatch(lax.slice, _lax_slice)
-defbatch(lax.broadcast, lambda b: loop(b))
-for _name in ("dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim"):
-    defbatch(getattr(lax, _name), lambda b: loop(b))
+defbatch(shape.reshape_p, _lax_reshape)
+defbatch(shape.transpose_p, _lax_transpose)
+defbatch(shape.broadcast_in_dim_p, _broadcast_in_dim)
+defbatch(shape.concatenate_p, _lax_concatenate)
+defbatch(shape.pad_p, _lax_pad)
+defbatch(shape.slice_p, _lax_slice)
 for _name in ("tile", "pad", "append", "insert", "delete", "rot90", "diag", "diagflat",
               "ediff1d", "kron", "cross", "select", "take_along_axis", "searchsorted",
               "convolve", "correlate", "allclose", "array_equal", "array_equiv", "vecdot"):
