@@ -19,6 +19,9 @@ Out-of-bounds starts (`mode`): CLIP clamps a start so the whole window is in bou
 FILL_OR_DROP fills a gathered window that is not wholly in bounds with `fill_value` and drops
 such a scattered window; PROMISE_IN_BOUNDS clamps gathers and drops scatters (what XLA does).
 Negative indices are out of bounds: lax does not wrap them (redraft.numpy does).
+
+As a family file it also declares the lax functions' jvp and vjp rules and their batching
+(compiler/primitives/registry.py).
 """
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ from redraft.compiler.primitives.operands import strict_operands
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
+from redraft.compiler.primitives.registry import (defbatch_loop, defjvp, defjvp_joint,
+                                                  defstatic, defvjp, jnp, lad, lax,
+                                                  names_primitive)
 
 FAMILY = "gather"
 
@@ -442,3 +448,194 @@ scatter_add = _scatter_fn(scatter_add_p, "add")
 scatter_mul = _scatter_fn(scatter_mul_p, "multiply")
 scatter_min = _scatter_fn(scatter_min_p, "take the minimum of")
 scatter_max = _scatter_fn(scatter_max_p, "take the maximum of")
+
+
+for _fn, _p in ((gather, gather_p), (scatter, scatter_p), (scatter_add, scatter_add_p),
+                (scatter_mul, scatter_mul_p), (scatter_min, scatter_min_p),
+                (scatter_max, scatter_max_p)):
+    names_primitive(_fn, _p)
+
+# ---- derivatives: gather is linear in the operand, its transpose a scatter_add; a scatter's
+# reverse rules gather the cotangent back at the update windows --------------------------------
+
+
+def _gather_jvp(operand_dot, ans, operand, start_indices, dimension_numbers, slice_sizes,
+                unique_indices, indices_are_sorted, mode, fill_value):
+    """gather is linear in the operand; out-of-bounds windows have a zero tangent."""
+    return lax.gather(operand_dot, start_indices, dimension_numbers, slice_sizes,
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=mode, fill_value=0)
+
+
+def _gather_vjp(g, ans, operand, start_indices, dimension_numbers, slice_sizes,
+                unique_indices, indices_are_sorted, mode, fill_value):
+    """The windows' cotangents added back where they were read (repeats accumulate)."""
+    return lax.scatter_add(jnp.zeros_like(operand), start_indices, g,
+                           lad.gather_to_scatter_dnums(dimension_numbers),
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=lad.gather_bar_mode(mode))
+
+
+defjvp(gather_p, _gather_jvp)
+defvjp(gather_p, _gather_vjp)
+defstatic(gather_p, "start_indices", "dimension_numbers", "slice_sizes")
+
+
+def _scatter_add_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                             dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter_add(jnp.zeros_like(ans), scatter_indices, updates_dot,
+                           dimension_numbers, indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_add_jvp_joint(operand_dot, updates_dot, ans, operand, scatter_indices, updates,
+                           dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter_add(operand_dot, scatter_indices, updates_dot, dimension_numbers,
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_add_vjp_updates(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode):
+    """Each update window's cotangent is g read at its window (zero if it was dropped)."""
+    return lax.gather(g, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+
+
+defjvp(scatter_add_p, lambda operand_dot, ans, operand, scatter_indices, updates,
+       dimension_numbers, indices_are_sorted, unique_indices, mode: operand_dot,
+       None, _scatter_add_jvp_updates)
+defjvp_joint(scatter_add_p, _scatter_add_jvp_joint, ("operand", "updates"))
+defvjp(scatter_add_p, lambda g, ans, operand, scatter_indices, updates, dimension_numbers,
+       indices_are_sorted, unique_indices, mode: g, None, _scatter_add_vjp_updates)
+
+
+def _scatter_jvp_operand(operand_dot, ans, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """Overwritten elements lose their tangent."""
+    return lax.scatter(operand_dot, scatter_indices, jnp.zeros_like(updates), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                         dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter(jnp.zeros_like(ans), scatter_indices, updates_dot, dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_jvp_joint(operand_dot, updates_dot, ans, operand, scatter_indices, updates,
+                       dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter(operand_dot, scatter_indices, updates_dot, dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_vjp_operand(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode):
+    return lax.scatter(g, scatter_indices, jnp.zeros_like(updates), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def _scatter_vjp_updates(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode):
+    """Only the update that landed (the last of repeated indices) gets a cotangent."""
+    read = lax.gather(g, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+    return read * lad.scatter_winners(operand, scatter_indices, updates, dimension_numbers,
+                                      mode)
+
+
+defjvp(scatter_p, _scatter_jvp_operand, None, _scatter_jvp_updates)
+defjvp_joint(scatter_p, _scatter_jvp_joint, ("operand", "updates"))
+defvjp(scatter_p, _scatter_vjp_operand, None, _scatter_vjp_updates)
+
+
+def _scatter_mul_jvp_operand(operand_dot, ans, operand, scatter_indices, updates,
+                             dimension_numbers, indices_are_sorted, unique_indices, mode):
+    return lax.scatter_mul(operand_dot, scatter_indices, updates, dimension_numbers,
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_mul_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                             dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """d(x * u1 * u2 ...) = result * sum(du / u): exact where the updates are nonzero."""
+    ratio = lax.scatter_add(jnp.zeros_like(ans), scatter_indices, updates_dot / updates,
+                            dimension_numbers, indices_are_sorted=indices_are_sorted,
+                            unique_indices=unique_indices, mode=mode)
+    return ans * ratio
+
+
+def _scatter_mul_vjp_operand(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode):
+    return lax.scatter_mul(g, scatter_indices, updates, dimension_numbers,
+                           indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_mul_vjp_updates(g, ans, operand, scatter_indices, updates, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode):
+    """g * result / u at each update's window: exact where the updates are nonzero."""
+    read = lax.gather(g * ans, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+    return read / updates
+
+
+defjvp(scatter_mul_p, _scatter_mul_jvp_operand, None, _scatter_mul_jvp_updates)
+defvjp(scatter_mul_p, _scatter_mul_vjp_operand, None, _scatter_mul_vjp_updates)
+
+
+def _scatter_extremum_jvp_operand(operand_dot, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """The result's tangent is shared among the contributors that equal it."""
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    return operand_dot * weights[0]
+
+
+def _scatter_extremum_jvp_updates(updates_dot, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    return lax.scatter_add(jnp.zeros_like(ans), scatter_indices, updates_dot * weights[1],
+                           dimension_numbers, indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=mode)
+
+
+def _scatter_extremum_vjp_operand(g, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    return g * weights[0]
+
+
+def _scatter_extremum_vjp_updates(g, ans, operand, scatter_indices, updates,
+                                  dimension_numbers, indices_are_sorted, unique_indices, mode):
+    weights = lad.scatter_extremum_weights(ans, operand, scatter_indices, updates,
+                                           dimension_numbers, mode)
+    read = lax.gather(g, scatter_indices, lad.scatter_to_gather_dnums(dimension_numbers),
+                      lad.scatter_slice_sizes(operand, updates, dimension_numbers),
+                      unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                      mode=lad.scatter_bar_mode(mode), fill_value=0)
+    return read * weights[1]
+
+
+for _op in (scatter_min_p, scatter_max_p):
+    defjvp(_op, _scatter_extremum_jvp_operand, None, _scatter_extremum_jvp_updates)
+    defvjp(_op, _scatter_extremum_vjp_operand, None, _scatter_extremum_vjp_updates)
+for _op in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    defstatic(_op, "scatter_indices", "dimension_numbers")
+
+# ---- batching ------------------------------------------------------------------------------------
+
+for _p in (gather_p, scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    defbatch_loop(_p, "no vectorised rule yet: batched by a loop over the examples")

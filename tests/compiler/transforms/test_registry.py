@@ -39,13 +39,6 @@ PRIMITIVE_TO_LAX_FUNCTION = {
                              (lax.conv, ("lhs", "rhs")),
                              (lax.conv_with_general_padding, ("lhs", "rhs")),
                              (lax.conv_transpose, ("lhs", "rhs"))],
-    # gather and scatter
-    "gather": [(lax.gather, ("operand",))],
-    "scatter": [(lax.scatter, ("operand", "updates"))],
-    "scatter_add": [(lax.scatter_add, ("operand", "updates"))],
-    "scatter_mul": [(lax.scatter_mul, ("operand", "updates"))],
-    "scatter_min": [(lax.scatter_min, ("operand", "updates"))],
-    "scatter_max": [(lax.scatter_max, ("operand", "updates"))],
     # effects: staging turns Core's print(...) into debug_print
     "debug_print": [(print, NONE)],
     # redraft.random's samplers inside compiled code
