@@ -1,7 +1,9 @@
 """dot_general: the one contraction primitive (dot, matmul, tensordot, einsum build on it).
 
 dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)); the
-result's axes are batch, then lhs free, then rhs free, as in XLA.
+result's axes are batch, then lhs free, then rhs free, as in XLA. As a family file it
+also declares lax.dot_general's and lax.dot's jvp and vjp rules (compiler/primitives/
+registry.py); their batching is code over the call, in batch/rules/products.py.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from redraft.compiler.primitives.checks import check_same_dtypes
 from redraft.runtime.array import Array
 from redraft.runtime.eager import bind, impl_rules
 from redraft.compiler.primitives.operands import strict_operands
+from redraft.compiler.primitives.registry import (ad, defjvp, defstatic, defvjp, lax,
+                                                  names_convenience, names_primitive)
 
 FAMILY = "linalg"
 
@@ -94,3 +98,33 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None) -> Array:
                         f"{rhs.shape}; use dot_general")
     dims = (((lhs.ndim - 1,), (0,)), ((), ()))
     return dot_general(lhs, rhs, dims, precision, preferred_element_type)
+
+
+names_primitive(dot_general, dot_general_p)
+names_convenience(dot, dot_general_p)
+
+# ---- derivatives: a product is bilinear; each operand's cotangent contracts the output's
+# with the other operand (ad.dot_general_lhs_bar, ...) ------------------------------------------
+
+defjvp(dot_general_p,
+       lambda lhs_dot, ans, lhs, rhs, dimension_numbers, precision=None,
+       preferred_element_type=None: lax.dot_general(lhs_dot, rhs, dimension_numbers),
+       lambda rhs_dot, ans, lhs, rhs, dimension_numbers, precision=None,
+       preferred_element_type=None: lax.dot_general(lhs, rhs_dot, dimension_numbers))
+defvjp(dot_general_p,
+       lambda g, ans, lhs, rhs, dimension_numbers, precision=None,
+       preferred_element_type=None: ad.dot_general_lhs_bar(g, lhs, rhs, dimension_numbers),
+       lambda g, ans, lhs, rhs, dimension_numbers, precision=None,
+       preferred_element_type=None: ad.dot_general_rhs_bar(g, lhs, rhs, dimension_numbers))
+defstatic(dot_general_p, "dimension_numbers", "precision", "preferred_element_type")
+defjvp(dot,
+       lambda lhs_dot, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       lax.dot(lhs_dot, rhs),
+       lambda rhs_dot, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       lax.dot(lhs, rhs_dot))
+defvjp(dot,
+       lambda g, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       ad.dot_lhs_bar(g, lhs, rhs),
+       lambda g, ans, lhs, rhs, precision=None, preferred_element_type=None:
+       ad.dot_rhs_bar(g, lhs, rhs))
+defstatic(dot, "precision", "preferred_element_type")

@@ -33,8 +33,7 @@ PRIMITIVE_TO_LAX_FUNCTION = {
                      (helpers.at_subtract, ("x", "v")), (helpers.at_multiply, ("x", "v")),
                      (helpers.at_divide, ("x", "v")), (helpers.at_min, ("x", "v")),
                      (helpers.at_max, ("x", "v")), (helpers.at_power, ("x", "v"))],
-    # contractions and convolutions
-    "dot_general": [(lax.dot_general, ("lhs", "rhs")), (lax.dot, ("lhs", "rhs"))],
+    # convolutions
     "conv_general_dilated": [(lax.conv_general_dilated, ("lhs", "rhs")),
                              (lax.conv, ("lhs", "rhs")),
                              (lax.conv_with_general_padding, ("lhs", "rhs")),

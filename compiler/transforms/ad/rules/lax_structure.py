@@ -47,18 +47,7 @@ defvjp(lad.take_along_bar, lambda ct, ans, g, x, indices, axis: lad.take_along(c
 defstatic(lad.take_along, "indices")
 defstatic(lad.take_along_bar, "x", "indices")
 
-# ---- products and convolutions -------------------------------------------------------------------
-
-defjvp(lax.dot,
-       lambda lhs_dot, ans, lhs, rhs, precision=None, preferred_element_type=None:
-       lax.dot(lhs_dot, rhs),
-       lambda rhs_dot, ans, lhs, rhs, precision=None, preferred_element_type=None:
-       lax.dot(lhs, rhs_dot))
-defvjp(lax.dot,
-       lambda g, ans, lhs, rhs, precision=None, preferred_element_type=None:
-       ad.dot_lhs_bar(g, lhs, rhs),
-       lambda g, ans, lhs, rhs, precision=None, preferred_element_type=None:
-       ad.dot_rhs_bar(g, lhs, rhs))
+# ---- convolutions -------------------------------------------------------------------------------
 
 
 def _conv_jvp_lhs(lhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation,

@@ -3,7 +3,6 @@ import operator
 
 import redraft.numpy as jnp
 from redraft.numpy import indexing as ix
-from redraft import lax
 from redraft.compiler.core import helpers
 from redraft.runtime.convert import as_array
 from redraft.compiler.transforms.runtime import ad
@@ -61,16 +60,6 @@ defjvp(jnp.vdot,
 defvjp(jnp.vdot,
        lambda g, ans, a, b: jnp.reshape(g * jnp.conj(b), jnp.shape(a)),
        lambda g, ans, a, b: jnp.reshape(g * jnp.conj(a), jnp.shape(b)))
-defjvp(lax.dot_general,
-       lambda lhs_dot, ans, lhs, rhs, dimension_numbers, precision=None,
-       preferred_element_type=None: lax.dot_general(lhs_dot, rhs, dimension_numbers),
-       lambda rhs_dot, ans, lhs, rhs, dimension_numbers, precision=None,
-       preferred_element_type=None: lax.dot_general(lhs, rhs_dot, dimension_numbers))
-defvjp(lax.dot_general,
-       lambda g, ans, lhs, rhs, dimension_numbers, precision=None,
-       preferred_element_type=None: ad.dot_general_lhs_bar(g, lhs, rhs, dimension_numbers),
-       lambda g, ans, lhs, rhs, dimension_numbers, precision=None,
-       preferred_element_type=None: ad.dot_general_rhs_bar(g, lhs, rhs, dimension_numbers))
 
 # ---- indexing ------------------------------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 """Batching rules of products: one batched contraction each, never a loop. `jnp.dot(mat, x)`
 with x batched becomes `vm.dot(mat, x, False, True)`, which is `jnp.dot(x, mat.T)` for a
-batch of vectors; einsum gains a batch letter; dot_general gains batch dimensions."""
+batch of vectors; einsum gains a batch letter; dot_general gains batch dimensions. lax.dot's
+and dot_general's rules are here, not in their family file (compiler/primitives/linalg.py):
+each picks a vm helper by which operands are batched and reads its static dimension numbers,
+code over the call rather than a declared kind."""
 import operator
 
 from redraft.compiler.core import ir
@@ -10,7 +13,7 @@ from redraft.compiler.transforms.batch.batching import NotStatic, defbatch, stat
 from redraft.compiler.transforms.batch.vmap_refs import vm_ref
 
 import redraft.numpy as jnp
-from redraft import lax
+from redraft.compiler.primitives import linalg
 
 
 def _pair(helper: str, left: str, right: str, options: tuple = ()):
@@ -30,7 +33,7 @@ defbatch(operator.matmul, _pair("matmul", "a", "b"))
 defbatch(jnp.vdot, _pair("vdot", "a", "b", ("precision",)))
 defbatch(jnp.outer, _pair("outer", "a", "b"))
 defbatch(jnp.inner, _pair("inner", "a", "b"))
-defbatch(lax.dot, _pair("dot", "lhs", "rhs", ("precision", "preferred_element_type")))
+defbatch(linalg.dot, _pair("dot", "lhs", "rhs", ("precision", "preferred_element_type")))
 defbatch(jnp.tensordot, lambda b: loop(b))
 
 
@@ -49,7 +52,7 @@ def _const_dims(dims):
     return ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
 
 
-defbatch(lax.dot_general, _dot_general)
+defbatch(linalg.dot_general_p, _dot_general)
 
 
 # ---- einsum: a new letter for the batch axis ----------------------------------------------------
