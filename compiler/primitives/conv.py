@@ -10,6 +10,9 @@ Groups: with feature_group_count G, lhs features and rhs out features split into
 contiguous groups and group g of the output sees only group g of the input. With
 batch_group_count B, the lhs batch splits into B contiguous groups and rhs out features into
 B groups; out feature group b convolves lhs batch group b. At most one of them exceeds 1.
+
+As a family file it also declares the lax functions' jvp and vjp rules and their batching
+(compiler/primitives/registry.py).
 """
 from __future__ import annotations
 
@@ -27,6 +30,9 @@ from redraft.runtime import dtypes
 from redraft.runtime.array import Array
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, impl_rules
+from redraft.compiler.primitives.registry import (defbatch_loop, defjvp, defstatic, defvjp,
+                                                  lad, lax, names_convenience,
+                                                  names_primitive)
 
 FAMILY = "conv"
 
@@ -438,3 +444,112 @@ def conv_transpose(lhs, rhs, strides: Sequence[int], padding,
                                 rhs_dilation=rhs_dilation, dimension_numbers=dnums,
                                 precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+names_primitive(conv_general_dilated, conv_general_dilated_p)
+for _fn in (conv, conv_with_general_padding, conv_transpose):
+    names_convenience(_fn, conv_general_dilated_p)
+
+# ---- derivatives: a convolution is bilinear; each operand's cotangent is the convolution's
+# transpose in it (lad.conv_lhs_bar, lad.conv_rhs_bar) -------------------------------------------
+
+
+def _conv_jvp_lhs(lhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation,
+                  rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    """conv_general_dilated is bilinear: its tangent in lhs is the conv of lhs_dot."""
+    return lax.conv_general_dilated(lhs_dot, rhs, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, dimension_numbers, feature_group_count,
+                                    batch_group_count)
+
+
+def _conv_jvp_rhs(rhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation,
+                  rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    return lax.conv_general_dilated(lhs, rhs_dot, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, dimension_numbers, feature_group_count,
+                                    batch_group_count)
+
+
+def _conv_vjp_lhs(g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                  dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                            dimension_numbers, feature_group_count, batch_group_count)
+
+
+def _conv_vjp_rhs(g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                  dimension_numbers, feature_group_count, batch_group_count):
+    return lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                            dimension_numbers, feature_group_count, batch_group_count)
+
+
+defjvp(conv_general_dilated_p, _conv_jvp_lhs, _conv_jvp_rhs)
+defvjp(conv_general_dilated_p, _conv_vjp_lhs, _conv_vjp_rhs)
+defjvp(conv,
+       lambda lhs_dot, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lax.conv(lhs_dot, rhs, window_strides, padding),
+       lambda rhs_dot, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lax.conv(lhs, rhs_dot, window_strides, padding))
+defvjp(conv,
+       lambda g, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding),
+       lambda g, ans, lhs, rhs, window_strides, padding, precision=None,
+       preferred_element_type=None: lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding))
+defjvp(conv_with_general_padding,
+       lambda lhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lax.conv_with_general_padding(lhs_dot, rhs, window_strides, padding, lhs_dilation,
+                                     rhs_dilation),
+       lambda rhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lax.conv_with_general_padding(lhs, rhs_dot, window_strides, padding, lhs_dilation,
+                                     rhs_dilation))
+defvjp(conv_with_general_padding,
+       lambda g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation),
+       lambda g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
+       lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation))
+
+
+def _conv_transpose_jvp_lhs(lhs_dot, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    return lax.conv_transpose(lhs_dot, rhs, strides, padding, rhs_dilation, dimension_numbers,
+                              transpose_kernel)
+
+
+def _conv_transpose_jvp_rhs(rhs_dot, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    return lax.conv_transpose(lhs, rhs_dot, strides, padding, rhs_dilation, dimension_numbers,
+                              transpose_kernel)
+
+
+def _conv_transpose_vjp_lhs(g, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    """conv_transpose is conv_general_dilated with the input dilated by `strides` and the
+    kernel possibly flipped: the lhs cotangent of that convolution."""
+    p = lad.conv_transpose_params(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers)
+    kernel = lad.conv_transpose_kernel(rhs, dimension_numbers, transpose_kernel, lhs)
+    return lad.conv_lhs_bar(g, lhs, kernel, p[0], p[1], p[2], p[3], p[4])
+
+
+def _conv_transpose_vjp_rhs(g, ans, lhs, rhs, strides, padding, rhs_dilation,
+                            dimension_numbers, transpose_kernel):
+    """The kernel cotangent, mapped back through the flip (which is its own transpose)."""
+    p = lad.conv_transpose_params(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers)
+    kernel = lad.conv_transpose_kernel(rhs, dimension_numbers, transpose_kernel, lhs)
+    kernel_bar = lad.conv_rhs_bar(g, lhs, kernel, p[0], p[1], p[2], p[3], p[4])
+    return lad.conv_transpose_kernel(kernel_bar, dimension_numbers, transpose_kernel, lhs)
+
+
+defjvp(conv_transpose, _conv_transpose_jvp_lhs, _conv_transpose_jvp_rhs)
+defvjp(conv_transpose, _conv_transpose_vjp_lhs, _conv_transpose_vjp_rhs)
+
+defstatic(conv_general_dilated_p, "window_strides", "padding", "lhs_dilation", "rhs_dilation",
+          "dimension_numbers", "feature_group_count", "batch_group_count", "precision",
+          "preferred_element_type")
+defstatic(conv, "window_strides", "padding", "precision", "preferred_element_type")
+defstatic(conv_with_general_padding, "window_strides", "padding", "lhs_dilation",
+          "rhs_dilation", "precision", "preferred_element_type")
+defstatic(conv_transpose, "strides", "padding", "rhs_dilation", "dimension_numbers",
+          "transpose_kernel", "precision", "preferred_element_type")
+
+# ---- batching ------------------------------------------------------------------------------------
+
+for _fn in (conv_general_dilated, conv, conv_with_general_padding, conv_transpose):
+    defbatch_loop(_fn, "no vectorised rule yet: batched by a loop over the examples")

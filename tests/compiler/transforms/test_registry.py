@@ -33,11 +33,6 @@ PRIMITIVE_TO_LAX_FUNCTION = {
                      (helpers.at_subtract, ("x", "v")), (helpers.at_multiply, ("x", "v")),
                      (helpers.at_divide, ("x", "v")), (helpers.at_min, ("x", "v")),
                      (helpers.at_max, ("x", "v")), (helpers.at_power, ("x", "v"))],
-    # convolutions
-    "conv_general_dilated": [(lax.conv_general_dilated, ("lhs", "rhs")),
-                             (lax.conv, ("lhs", "rhs")),
-                             (lax.conv_with_general_padding, ("lhs", "rhs")),
-                             (lax.conv_transpose, ("lhs", "rhs"))],
     # effects: staging turns Core's print(...) into debug_print
     "debug_print": [(print, NONE)],
     # redraft.random's samplers inside compiled code

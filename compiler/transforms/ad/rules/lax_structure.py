@@ -50,37 +50,6 @@ defstatic(lad.take_along_bar, "x", "indices")
 # ---- convolutions -------------------------------------------------------------------------------
 
 
-def _conv_jvp_lhs(lhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation,
-                  rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
-    """conv_general_dilated is bilinear: its tangent in lhs is the conv of lhs_dot."""
-    return lax.conv_general_dilated(lhs_dot, rhs, window_strides, padding, lhs_dilation,
-                                    rhs_dilation, dimension_numbers, feature_group_count,
-                                    batch_group_count)
-
-
-def _conv_jvp_rhs(rhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation,
-                  rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
-    return lax.conv_general_dilated(lhs, rhs_dot, window_strides, padding, lhs_dilation,
-                                    rhs_dilation, dimension_numbers, feature_group_count,
-                                    batch_group_count)
-
-
-def _conv_vjp_lhs(g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                  dimension_numbers, feature_group_count, batch_group_count):
-    return lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                            dimension_numbers, feature_group_count, batch_group_count)
-
-
-def _conv_vjp_rhs(g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                  dimension_numbers, feature_group_count, batch_group_count):
-    return lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                            dimension_numbers, feature_group_count, batch_group_count)
-
-
-defjvp(lax.conv_general_dilated, _conv_jvp_lhs, _conv_jvp_rhs)
-defvjp(lax.conv_general_dilated, _conv_vjp_lhs, _conv_vjp_rhs)
-
-
 def _lhs_bar_jvp_g(g_dot, ans, g, lhs, rhs, window_strides, padding, lhs_dilation,
                    rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
     return lad.conv_lhs_bar(g_dot, lhs, rhs, window_strides, padding, lhs_dilation,
@@ -144,62 +113,6 @@ defjvp(lad.conv_rhs_bar, _rhs_bar_jvp_g, _rhs_bar_jvp_lhs)
 defvjp(lad.conv_rhs_bar, _rhs_bar_vjp_g, _rhs_bar_vjp_lhs)
 defstatic(lad.conv_rhs_bar, "rhs")
 
-defjvp(lax.conv,
-       lambda lhs_dot, ans, lhs, rhs, window_strides, padding, precision=None,
-       preferred_element_type=None: lax.conv(lhs_dot, rhs, window_strides, padding),
-       lambda rhs_dot, ans, lhs, rhs, window_strides, padding, precision=None,
-       preferred_element_type=None: lax.conv(lhs, rhs_dot, window_strides, padding))
-defvjp(lax.conv,
-       lambda g, ans, lhs, rhs, window_strides, padding, precision=None,
-       preferred_element_type=None: lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding),
-       lambda g, ans, lhs, rhs, window_strides, padding, precision=None,
-       preferred_element_type=None: lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding))
-defjvp(lax.conv_with_general_padding,
-       lambda lhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
-       lax.conv_with_general_padding(lhs_dot, rhs, window_strides, padding, lhs_dilation,
-                                     rhs_dilation),
-       lambda rhs_dot, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
-       lax.conv_with_general_padding(lhs, rhs_dot, window_strides, padding, lhs_dilation,
-                                     rhs_dilation))
-defvjp(lax.conv_with_general_padding,
-       lambda g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
-       lad.conv_lhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation),
-       lambda g, ans, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation:
-       lad.conv_rhs_bar(g, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation))
-
-
-def _conv_transpose_jvp_lhs(lhs_dot, ans, lhs, rhs, strides, padding, rhs_dilation,
-                            dimension_numbers, transpose_kernel):
-    return lax.conv_transpose(lhs_dot, rhs, strides, padding, rhs_dilation, dimension_numbers,
-                              transpose_kernel)
-
-
-def _conv_transpose_jvp_rhs(rhs_dot, ans, lhs, rhs, strides, padding, rhs_dilation,
-                            dimension_numbers, transpose_kernel):
-    return lax.conv_transpose(lhs, rhs_dot, strides, padding, rhs_dilation, dimension_numbers,
-                              transpose_kernel)
-
-
-def _conv_transpose_vjp_lhs(g, ans, lhs, rhs, strides, padding, rhs_dilation,
-                            dimension_numbers, transpose_kernel):
-    """conv_transpose is conv_general_dilated with the input dilated by `strides` and the
-    kernel possibly flipped: the lhs cotangent of that convolution."""
-    p = lad.conv_transpose_params(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers)
-    kernel = lad.conv_transpose_kernel(rhs, dimension_numbers, transpose_kernel, lhs)
-    return lad.conv_lhs_bar(g, lhs, kernel, p[0], p[1], p[2], p[3], p[4])
-
-
-def _conv_transpose_vjp_rhs(g, ans, lhs, rhs, strides, padding, rhs_dilation,
-                            dimension_numbers, transpose_kernel):
-    """The kernel cotangent, mapped back through the flip (which is its own transpose)."""
-    p = lad.conv_transpose_params(lhs, rhs, strides, padding, rhs_dilation, dimension_numbers)
-    kernel = lad.conv_transpose_kernel(rhs, dimension_numbers, transpose_kernel, lhs)
-    kernel_bar = lad.conv_rhs_bar(g, lhs, kernel, p[0], p[1], p[2], p[3], p[4])
-    return lad.conv_transpose_kernel(kernel_bar, dimension_numbers, transpose_kernel, lhs)
-
-
-defjvp(lax.conv_transpose, _conv_transpose_jvp_lhs, _conv_transpose_jvp_rhs)
-defvjp(lax.conv_transpose, _conv_transpose_vjp_lhs, _conv_transpose_vjp_rhs)
 defjvp(lad.conv_transpose_kernel, lambda rhs_dot, ans, rhs, dimension_numbers, transpose_kernel,
        lhs=None: lad.conv_transpose_kernel(rhs_dot, dimension_numbers, transpose_kernel, lhs))
 defvjp(lad.conv_transpose_kernel, lambda ct, ans, rhs, dimension_numbers, transpose_kernel,

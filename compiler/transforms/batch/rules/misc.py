@@ -57,9 +57,6 @@ for _name in ("nonzero", "argwhere", "flatnonzero", "unique", "unique_all", "uni
     defbatch(getattr(jnp, _name), _sized)
 defnotbatchable(jnp.trim_zeros, "its result's shape depends on the values of each example")
 
-_NO_RULE_YET = "no vectorised rule yet: batched by a loop over the examples"
-for _name in ("conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding"):
-    defbatch(getattr(lax, _name), loop_returning("array"))
 defbatch(lax.conv_dimension_numbers, unbatched_result)
 
 
