@@ -6,7 +6,8 @@ code runs, the sampler is recorded as `random_sample(key words, operands...)`; r
 calls the same host function eager code calls, so compiled and eager samples are the same
 bits. Samplers are named (`SAMPLERS`), so the equation's parameters stay hashable and
 printable. The primitive carries no derivative (random bits are not differentiable
-functions of the key) and is batched by redraft.random's loop rules.
+functions of the key) and is batched by a loop over the examples, as redraft.random's
+samplers are; this family file declares both (compiler/primitives/registry.py).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
 from redraft.compiler.primitives.base import Primitive, WeakRule
 from redraft.runtime.eager import bind, impl_rules
+from redraft.compiler.primitives.registry import defbatch_loop, defnondiff, names_primitive
 
 FAMILY = "random"
 
@@ -58,3 +60,9 @@ def random_sample(sampler: str, operands: tuple, shape: tuple[int, ...], dtype,
     passed by keyword when static["operand_names"] names them."""
     return bind(random_sample_p, *operands, sampler=sampler, shape=tuple(shape),
                 dtype=np.dtype(dtype).name, static=tuple(sorted((static or {}).items())))
+
+
+names_primitive(random_sample, random_sample_p)
+defnondiff(random_sample_p, "random bits are not a differentiable function of the key")
+defbatch_loop(random_sample_p, "each example's numbers come from its own key, as the unbatched "
+              "calls draw them", returns="any")

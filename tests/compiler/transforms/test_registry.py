@@ -1,14 +1,16 @@
 """Every primitive is differentiable and batchable through its public functions, or says why
 not.
 
-A primitive whose family declares its functions (registry.names_primitive: the elementwise
-family) is checked from the registry alone: each of its functions needs a jvp and a vjp rule
-for every operand (its parameters but those marked `defstatic`) or a `defnondiff` mark, and
-a batching entry. For the other families the table maps each primitive to the functions
-user code calls to apply it (the lax function; Python's `x[i]` and `x.at[i].op()` for the
-indexing primitives) and names the arguments derivatives flow through. The test fails,
-naming the offenders, for a primitive in neither and for a function with neither a jvp and
-a vjp rule for each of those arguments nor a `defnondiff` mark.
+A primitive whose family declares its functions (registry.names_primitive, and
+names_convenience for a lax convenience with parameters of its own such as lax.expand_dims:
+every family but indexing) is checked from the registry alone: each of its functions needs a
+jvp and a vjp rule for every operand (its parameters but those marked `defstatic`) or a
+`defnondiff` mark, and a batching entry. For the rest, the table maps each primitive to the
+functions user code calls to apply it (Python's `x[i]` and `x.at[i].op()` for the indexing
+primitives, whose rules sit above their family file; `print` for debug_print) and names the
+arguments derivatives flow through. The test fails, naming the offenders, for a primitive in
+neither and for a function with neither a jvp and a vjp rule for each of those arguments nor
+a `defnondiff` mark.
 """
 import inspect
 import operator
@@ -19,11 +21,8 @@ import redraft.compiler.transforms.ad.rules  # noqa: F401  (registers every rule
 from redraft import lax
 from redraft.compiler import primitives
 from redraft.compiler.core import helpers
-from redraft.compiler.primitives.random import random_sample
 from redraft.compiler.primitives.registry import BATCH_RULES, functions_of, rules_for
 
-X = ("x",)
-XY = ("x", "y")
 NONE = ()  # expects a defnondiff mark
 
 PRIMITIVE_TO_LAX_FUNCTION = {
@@ -35,8 +34,6 @@ PRIMITIVE_TO_LAX_FUNCTION = {
                      (helpers.at_max, ("x", "v")), (helpers.at_power, ("x", "v"))],
     # effects: staging turns Core's print(...) into debug_print
     "debug_print": [(print, NONE)],
-    # redraft.random's samplers inside compiled code
-    "random_sample": [(random_sample, NONE)],
 }
 
 

@@ -1,10 +1,11 @@
-"""Derivative rules of the structural lax functions: shapes, slices, padding, convolution,
-gather and scatter; and of the array helpers in runtime/lad.py that those rules call (each
-again with rules, so derivatives of derivatives work).
+"""Derivative rules of the array helpers in runtime/lad.py that the structural lax families'
+rules call (each again with rules, so derivatives of derivatives work), and of the indexed
+updates x.at[idx].op(v).
 
 Every rule is written with lax operations that have rules themselves. Where a derivative
-would need a division that fails at zeros, it is computed otherwise. The reductions, scans
-and sorting have their rules in their family file, compiler/primitives/reductions.py.
+would need a division that fails at zeros, it is computed otherwise. The lax functions' own
+rules are in their family files (compiler/primitives/shape.py, gather.py, conv.py,
+linalg.py, reductions.py, ...); the helpers' rules sit above them, as the helpers do.
 """
 import redraft.numpy as jnp
 from redraft import lax

@@ -1,7 +1,7 @@
 """Derivative rules of random numbers.
 
 A sample is not a differentiable function of its key (redraft.random's samplers are recorded
-as compiler/primitives/random.py's primitive, which carries no derivative). gamma and loggamma
+as compiler/primitives/random.py's primitive, whose family file marks it so). gamma and loggamma
 are differentiable in their shape parameter `a` by implicit reparameterisation, as in JAX:
 holding the sample's quantile fixed, d x / d a = -(dP/da)(a, x) / density(x; a), computed by
 random_gamma_grad. The families built on gamma draws and the location/scale families get
@@ -10,12 +10,10 @@ parameters without a rule here raise NotImplementedError when differentiated, ne
 """
 import redraft.numpy as jnp
 from redraft import random
-from redraft.compiler.primitives.random import random_sample
 from redraft.compiler.primitives.registry import defjvp, defnondiff, defvjp
 from redraft.compiler.transforms.runtime import ad
 from redraft.random.gamma import random_gamma_grad
 
-defnondiff(random_sample, "random bits are not a differentiable function of the key")
 defnondiff(random_gamma_grad, "second derivatives of gamma samples are not implemented")
 
 defjvp(random.gamma, None, lambda a_dot, ans, a: a_dot * random_gamma_grad(a, ans))

@@ -1,6 +1,5 @@
 """Batching rules of random numbers: vmap over keys draws each example's numbers from its own
 key, by a loop over the keys (the samples are exactly those of the unbatched calls)."""
-from redraft.compiler.primitives.random import random_sample
 from redraft.compiler.transforms.batch.rules.common import loop_returning
 from redraft.compiler.transforms.batch.batching import defbatch
 
@@ -21,6 +20,4 @@ for _name in _VALUES_OUT:
     if hasattr(random, _name):
         defbatch(getattr(random, _name), loop_returning("any"))
 
-# the primitive the samplers record inside compiled code (compiler/primitives/random.py)
-defbatch(random_sample, loop_returning("any"))
 defbatch(random.random_gamma_grad, loop_returning("any"))
