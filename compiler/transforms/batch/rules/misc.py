@@ -1,7 +1,7 @@
 """Batching entries for the operations no family file covers: type promotion (the same for
-every example), data-dependent shapes (batchable only with `size=`), convolutions and
-gathers (a loop over the examples until a vectorised rule lands), and the helper modules
-whose functions are plain Python over redraft.numpy (batched through their source)."""
+every example), data-dependent shapes (batchable only with `size=`), and the helper modules
+whose functions are plain Python over redraft.numpy (batched through their source). The
+convolutions and gathers declare their loops in their family files."""
 import inspect
 
 from redraft.compiler.core import helpers as core_helpers
