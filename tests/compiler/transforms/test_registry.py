@@ -111,6 +111,18 @@ def test_every_declared_function_has_a_batching_entry():
     assert not missing, f"declared functions with no batching entry: {missing}"
 
 
+def test_a_declared_functions_rules_live_in_its_family_file():
+    """One home per primitive: the jvp and vjp rules of a family's functions are written in
+    the family file (compiler/primitives/<family>.py), never again under transforms/."""
+    strays = [f"{prim.name}: {fn.__name__} {mode} rule for `{arg}` in {rule.__module__}"
+              for prim in primitives.ALL_PRIMITIVES.values() for fn in functions_of(prim)
+              if rules_for(fn) is not None
+              for mode, table in (("jvp", rules_for(fn).jvp), ("vjp", rules_for(fn).vjp))
+              for arg, rule in table.items()
+              if rule.__module__ != f"redraft.compiler.primitives.{prim.family}"]
+    assert not strays, "rules written outside their family file:\n  " + "\n  ".join(strays)
+
+
 def test_declared_primitives_are_not_also_in_the_table():
     both = sorted(p.name for p in primitives.ALL_PRIMITIVES.values()
                   if functions_of(p) and p.name in PRIMITIVE_TO_LAX_FUNCTION)
