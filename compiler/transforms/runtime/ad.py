@@ -225,6 +225,21 @@ def index_add(x, idx, g):
     return z.at[clamped_index(z.shape, idx)].add(g)
 
 
+def iterated_tangent(xs, xs_dot):
+    """The tangent of iterated(xs): xs_dot for a sequence or array; for a dict, whose loop
+    visits its keys, zeros shaped like the keys (no derivative reaches a key)."""
+    if isinstance(xs, dict):
+        return [zeros_like(key) for key in xs]
+    return xs_dot
+
+
+def iterated_bar(g, xs):
+    """The cotangent of iterated(xs): g for a sequence or array, none for a dict's keys."""
+    if isinstance(xs, dict):
+        return None
+    return g
+
+
 def values_bar(g, container):
     """The cotangent of values_of(container): a dict of container's keys, g's items."""
     if isinstance(container, dict):
