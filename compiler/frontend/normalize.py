@@ -848,12 +848,20 @@ class Lowering:
         self.fail(node, "`continue` is not supported yet: use an if around the rest")
 
     def stmt_FunctionDef(self, node, out):
-        if node.decorator_list:
-            self.fail(node, "decorated local functions are not supported in transformed "
-                            "functions: define it at module level")
+        """A local function is lifted to Core; `@d def g` is then `g = d(g)`, decorators
+        applied innermost first, as Python does (`@jax.checkpoint`, `@partial(vmap, ...)`)."""
         if node.args.defaults:
             self.fail(node, "local functions with default arguments are not supported yet")
+        decorators, node.decorator_list = node.decorator_list, []
         self.local_functions[node.name] = lift(self, node, node.name)
+        value = gast.Name(id=node.name, ctx=gast.Load(), annotation=None, type_comment=None)
+        for decorator in reversed(decorators):
+            value = gast.Call(func=decorator, args=[value], keywords=[])
+        if decorators:
+            target = gast.Name(id=node.name, ctx=gast.Store(), annotation=None,
+                               type_comment=None)
+            assign = gast.Assign(targets=[target], value=value, type_comment=None)
+            self.stmt_Assign(gast.fix_missing_locations(gast.copy_location(assign, node)), out)
 
     # ---- expressions --------------------------------------------------------------------------
     def expr(self, node, out: list, target: str | None = None) -> ir.Atom:
