@@ -250,3 +250,75 @@ def test_an_object_with_a_call_method_is_called_through_it():
                                np.sum(h), rtol=1e-6)
     expected = np.outer(np.asarray(x), 2.0 * (1 - np.tanh(np.asarray(x) @ np.asarray(w)) ** 2))
     np.testing.assert_allclose(redraft.grad(_net_loss)([w], x)[0], expected, rtol=1e-5)
+
+
+def _scan_by_keyword(x):
+    def step(c, _):
+        c = c * 0.9 + 1.0
+        return c, c ** 2
+    c, ys = redraft.lax.scan(step, x, length=4)
+    return jnp.sum(ys) + c
+
+
+def _scan_loop_by_hand(x):
+    total, c = 0.0, x
+    for _ in range(4):
+        c = c * 0.9 + 1.0
+        total = total + c ** 2
+    return total + c
+
+
+def test_lax_control_flow_arguments_by_keyword():
+    """lax.scan(f, init, length=4) and fori_loop(..., unroll=2): keywords take their
+    parameter's place, the parameters skipped before them their defaults."""
+    for transform in (lambda f: f, redraft.jit, redraft.grad, lambda f: redraft.jit(
+            redraft.grad(f))):
+        got = transform(_scan_by_keyword)(1.5)
+        want = transform(_scan_loop_by_hand)(1.5)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+    def fori(x):
+        return redraft.lax.fori_loop(0, 3, lambda i, v: v * x + i, init_val=1.0, unroll=2)
+    np.testing.assert_allclose(redraft.grad(fori)(2.0), 3 * 2.0 ** 2 + 1, rtol=1e-6)  # x^3+x+2
+
+
+def _decorated_checkpoint(x):
+    @redraft.checkpoint
+    def cell(c, _):
+        return jnp.sin(c) * 1.1, None
+    c, _ = redraft.lax.scan(cell, x, None, length=3)
+    return c
+
+
+def _decorated_vmap(x, w):
+    @functools.partial(redraft.vmap, in_axes=(0, None))
+    def apply(xi, scale):
+        return jnp.tanh(xi @ w) * scale
+    return jnp.sum(apply(x, 2.0))
+
+
+def _decorated_twice(x):
+    @redraft.jit
+    @redraft.grad
+    def inner(y):
+        return jnp.sum(jnp.sin(y) * x)
+    return inner(x)
+
+
+def test_decorated_local_functions():
+    """`@d def g` inside a transformed function is `g = d(g)`, innermost decorator first."""
+    def by_hand(c):
+        for _ in range(3):
+            c = jnp.sin(c) * 1.1
+        return c
+    for transform in (redraft.grad, lambda f: redraft.jit(redraft.grad(f))):
+        np.testing.assert_allclose(transform(_decorated_checkpoint)(0.7),
+                                   redraft.grad(by_hand)(0.7), rtol=1e-6)
+    x, w = np.asarray(X), np.asarray(W)
+    slope = 1 - np.tanh(x @ w) ** 2
+    np.testing.assert_allclose(redraft.grad(_decorated_vmap, argnums=1)(X, W),
+                               2.0 * x.T @ slope, rtol=1e-5)
+    v = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_allclose(redraft.jit(_decorated_twice)(v), np.cos(v) * v, rtol=1e-6)
+    np.testing.assert_allclose(redraft.grad(lambda t: jnp.sum(_decorated_twice(t)))(v),
+                               np.cos(v) - v * np.sin(v), rtol=1e-5)
