@@ -93,9 +93,12 @@ class Interpreter:
     def live_after(self) -> set[str]:
         """The names the current function may still read after the statement being
         interpreted: later statements of each enclosing block, and what each enclosing
-        loop's next iteration reads before writing it."""
+        loop's next iteration reads before writing it (and a while loop's condition, read
+        after the block that computes it)."""
         live: set[str] = set()
         for body, start in self.frames[-1]:
+            if isinstance(body, ir.While) and isinstance(body.cond, ir.Var):
+                live.add(body.cond.name)
             if isinstance(body, (ir.For, ir.While)):
                 live |= self.next_iteration_reads(body)
             else:

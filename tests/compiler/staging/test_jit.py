@@ -211,3 +211,17 @@ def _mismatched_branches(x):
     else:
         y = x[:2]
     return y
+
+
+def test_while_condition_joined_by_and_of_run_time_values():
+    """`while a > tol and i < n:` on run-time values: the condition's block holds a staged
+    branch, whose merged value the loop reads after the block (it was dropped as dead)."""
+    def newton_sqrt(a):
+        x = a
+        i = 0
+        while jnp.abs(x * x - a) > 1e-5 and i < 50:
+            x = 0.5 * (x + a / x)
+            i += 1
+        return x
+    np.testing.assert_allclose(jit(newton_sqrt)(2.0), np.sqrt(2.0), rtol=1e-5)
+    np.testing.assert_allclose(jit(newton_sqrt)(9.0), newton_sqrt(9.0), rtol=1e-6)
