@@ -323,3 +323,5 @@ from redraft.nn.scaled import (BlockScaleConfig, get_scaled_dot_general_config, 
                                scaled_matmul)
 
 __all__ += ["BlockScaleConfig", "get_scaled_dot_general_config", "scaled_matmul"]
+
+from redraft.nn import initializers  # noqa: E402,F401 - jax.nn.initializers, as in JAX

@@ -67,20 +67,33 @@ def broadcast_like(t, ans):
     return t if t.shape == shape else jnp.broadcast_to(t, shape)
 
 
-def unsum(g, x, axis=None, keepdims=False):
-    """The cotangent of `sum(x, axis)`: g spread back over the summed axes of x."""
+def unsum(g, x, axis=None, keepdims=False, where=None):
+    """The cotangent of `sum(x, axis, where=where)`: g spread back over the summed axes of
+    x, and 0 at the elements `where` leaves out of the sum."""
     shape = jnp.shape(x)
     g = jnp.asarray(g)
-    if g.ndim == 0:
-        if type(g._buf) is np.ndarray:  # eager: a read-only broadcast view
-            return wrap_host(np.broadcast_to(g._buf, shape), g._weak)
-        return jnp.broadcast_to(g, shape)
-    if not keepdims:
-        ndim = len(shape)
-        axes = range(ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-        for a in sorted(ax % ndim for ax in axes):
-            g = jnp.expand_dims(g, a)
-    return jnp.broadcast_to(g, shape)
+    if g.ndim == 0 and type(g._buf) is np.ndarray:  # eager: a read-only broadcast view
+        out = wrap_host(np.broadcast_to(g._buf, shape), g._weak)
+    else:
+        if g.ndim and not keepdims:
+            ndim = len(shape)
+            axes = range(ndim) if axis is None else (
+                axis if isinstance(axis, tuple) else (axis,))
+            for a in sorted(ax % ndim for ax in axes):
+                g = jnp.expand_dims(g, a)
+        out = jnp.broadcast_to(g, shape)
+    if where is None:
+        return out
+    return jnp.where(where, out, jnp.zeros_like(out))
+
+
+def mean_count(x, axis=None, keepdims=False, where=None):
+    """How many elements of x each mean over `axis` averages: a number, or with where= an
+    array shaped like the mean (only the elements `where` keeps count)."""
+    if where is None:
+        return jnp.size(x) // max(jnp.size(jnp.sum(x, axis=axis)), 1)
+    mask = jnp.broadcast_to(where, jnp.shape(x))
+    return jnp.sum(mask, axis=axis, keepdims=keepdims)
 
 
 def grad_seed(out):

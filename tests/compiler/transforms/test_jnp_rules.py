@@ -306,3 +306,26 @@ def calls_positional_only(x): return jnp.sum(positional_only(x))
 def test_bug_positional_only_parameters():
     np.testing.assert_allclose(np.asarray(grad(calls_positional_only)(np.ones(2, np.float32))),
                                [2.0, 2.0])
+
+
+def _masked_sum(x):
+    return jnp.sum(jnp.sin(x), axis=1, where=x > 0)
+
+
+def _masked_mean(x):
+    return jnp.sum(jnp.mean(x * x, axis=0, where=x > 0) ** 2)
+
+
+def _masked_mean_all(x):
+    return jnp.mean(jnp.exp(x), where=x < 1.0)
+
+
+@pytest.mark.parametrize("fn", [_masked_sum, _masked_mean, _masked_mean_all])
+def test_reductions_with_where_differentiate_only_the_kept_elements(fn):
+    """sum/mean(where=m): the elements m leaves out get no cotangent, and a mean divides by
+    the number kept (the rules ignored `where`: a silently wrong gradient)."""
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
+    m = x > 0 if fn is not _masked_mean_all else x < 1.0
+    g = np.asarray(grad(lambda t: jnp.sum(fn(t)))(x))
+    assert np.all(g[~m] == 0)
+    check_grads(fn, (x,), order=2, modes=("fwd", "rev"), atol=2e-2, rtol=2e-2)

@@ -7,11 +7,11 @@ from redraft.compiler.primitives.registry import alias, defjvp, defnondiff, defv
 defjvp(jnp.sum, lambda a_dot, ans, a, axis=None, dtype=None, keepdims=False, initial=None,
        where=None: jnp.sum(a_dot, axis=axis, keepdims=keepdims, where=where))
 defvjp(jnp.sum, lambda g, ans, a, axis=None, dtype=None, keepdims=False, initial=None,
-       where=None: ad.unsum(g, a, axis, keepdims))
+       where=None: ad.unsum(g, a, axis, keepdims, where))
 defjvp(jnp.mean, lambda a_dot, ans, a, axis=None, dtype=None, keepdims=False, where=None:
-       jnp.mean(a_dot, axis=axis, keepdims=keepdims))
+       jnp.mean(a_dot, axis=axis, keepdims=keepdims, where=where))
 defvjp(jnp.mean, lambda g, ans, a, axis=None, dtype=None, keepdims=False, where=None:
-       ad.unsum(g, a, axis, keepdims) * (jnp.size(ans) / jnp.size(a)))
+       ad.unsum(g / ad.mean_count(a, axis, keepdims, where), a, axis, keepdims, where))
 defjvp(jnp.max, lambda a_dot, ans, a, axis=None, out=None, keepdims=False, initial=None,
        where=None: jnp.sum(a_dot * ad.argext_mask(a, ans, axis, keepdims), axis=axis,
                            keepdims=keepdims))
