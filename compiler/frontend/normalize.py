@@ -16,6 +16,7 @@ import inspect
 import operator
 import types
 from dataclasses import dataclass
+from typing import Callable
 
 import gast
 
@@ -123,6 +124,7 @@ class Lowering:
         self.known_dicts: dict[str, dict[str, ir.Atom]] = {}    # **kwargs, likewise
         self.gathered: tuple[str, ...] = ()  # parameters a call shape added
         self.known: dict[str, object] = {}  # parameters specialised on a value
+        self.store_counts: dict[str, int] | None = None  # see stores_of
         self.called_types: dict[str, type] = {}  # parameters whose class's __call__ is known
         self.partials: dict[str, PartialCall] = {}  # p = partial(f, ...), never reassigned
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
@@ -217,6 +219,7 @@ class Lowering:
         self.known = {k: v for k, v in parent.known.items() if k not in self.locals}
         self.called_types = {}
         self.partials = {k: v for k, v in parent.partials.items() if k not in self.locals}
+        self.store_counts = None
         return self
 
     def fresh_local(self, base: str) -> str:
@@ -264,7 +267,9 @@ class Lowering:
         else:
             body = [s for s in node.body if not _is_docstring(s)]
             self.block_with_return(body, out)
-        if self.name_override is None and getattr(self.fn, "__defaults__", None) is not None:
+        if self.name_override is not None:
+            defaults = ()  # a local function's, evaluated where it is defined (lift)
+        elif getattr(self.fn, "__defaults__", None) is not None:
             defaults = tuple(self.fn.__defaults__)  # the values Python computed for them
         else:
             defaults = tuple(self.default_value(d) for d in node.args.defaults)
@@ -338,7 +343,9 @@ class Lowering:
         if (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
                 and isinstance(node.value, gast.Lambda)):
             name = node.targets[0].id  # `f = lambda x: ...` is a local def
-            self.local_functions[name] = lift(self, node.value, name)
+            self.local_functions[name] = lift(self, node.value, name, out)
+            return
+        if self.known_function_sequence(node, out):
             return
         if len(node.targets) != 1:
             value = self.expr(node.value, out)
@@ -629,7 +636,8 @@ class Lowering:
     def stmt_For(self, node, out):
         if node.orelse:
             self.fail(node, "for ... else is not supported")
-        if self.unrolled_over_functions(node, out):
+        if self.unrolled_over_functions(node.iter, node.target, node, out,
+                                        lambda copy: self.block(node.body, copy)):
             return
         target, iterable, body = self.loop_header(node.iter, node.target, node, out)
         for s in node.body:
@@ -654,26 +662,31 @@ class Lowering:
         self.bind_element(target_node, element(body, ir.Var(k)), body, node)
         return k, indices, body
 
-    def unrolled_over_functions(self, node, out) -> bool:
-        """`for apply, p in zip(applies, params)` where `applies` is a tuple or list of
-        functions known when the source is read (a closure cell, a global, a known
-        argument): the loop is unrolled, each copy of the body reading its function as a
-        constant, so the calls through it are calls of known functions. False (nothing
-        emitted) when the loop is not of that form."""
-        kind = self.builtin_iterator(node.iter)
-        args = [node.iter] if kind is None else list(
-            node.iter.args[:1] if kind == "enumerate" else node.iter.args)
+    def block(self, body: list, out: list) -> None:
+        for s in body:
+            self.stmt(s, out)
+
+    def unrolled_over_functions(self, iter_node, target, node, out,
+                                emit_body: Callable[[list], None]) -> bool:
+        """`for apply, p in zip(applies, params)` (a loop or a comprehension's generator)
+        where `applies` is a tuple or list of functions known when the source is read (a
+        closure cell, a global, a known argument or local): the loop is unrolled, each copy
+        of the body (`emit_body(out)`) reading its function as a constant, so the calls
+        through it are calls of known functions. False (nothing emitted) when the loop is
+        not of that form."""
+        kind = self.builtin_iterator(iter_node)
+        args = [iter_node] if kind is None else list(
+            iter_node.args[:1] if kind == "enumerate" else iter_node.args)
         consts = [self.constant_functions(a) for a in args]
         if all(c is None for c in consts):
             return False
         start = 0
-        if kind == "enumerate" and (len(node.iter.args) > 1 or node.iter.keywords):
-            start_node = node.iter.args[1] if len(node.iter.args) > 1 else (
-                node.iter.keywords[0].value)
+        if kind == "enumerate" and (len(iter_node.args) > 1 or iter_node.keywords):
+            start_node = iter_node.args[1] if len(iter_node.args) > 1 else (
+                iter_node.keywords[0].value)
             if not (isinstance(start_node, gast.Constant) and isinstance(start_node.value, int)):
                 return False
             start = start_node.value
-        target = node.target
         if kind is not None:
             width = 2 if kind == "enumerate" else len(args)
             if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == width):
@@ -699,10 +712,42 @@ class Lowering:
                         self.known.pop(t.id, None)  # a run-time item shadows a known name
                     item = self.emit(out, node, ir.Call(GETITEM, (atom, ir.Const(k))))
                     self.assign_to(t, item, out, node)
-            for s in node.body:
-                self.stmt(s, out)
+            emit_body(out)
         self.known = saved
         return True
+
+    def known_function_sequence(self, node, out) -> bool:
+        """`fs = [jnp.sin, lambda t: 2 * t]`, fs assigned nowhere else: a sequence of
+        function values known when the source is read, as a global one would be, so that
+        `for f in fs:` unrolls into calls of known functions (transforms see through them).
+        False (nothing emitted) when the assignment is not of that form."""
+        target, value = node.targets[0], node.value
+        if not (len(node.targets) == 1 and isinstance(target, gast.Name)
+                and isinstance(value, (gast.List, gast.Tuple)) and value.elts
+                and self.stores_of(target.id) == 1):
+            return False
+        if not all(isinstance(e, (gast.Lambda, gast.Name, gast.Attribute)) for e in value.elts):
+            return False
+        scratch: list = []
+        try:
+            atoms = [self.expr(e, scratch) for e in value.elts]
+        except UnsupportedSyntaxError:
+            return False
+        if not all(isinstance(a, ir.Ref) and callable(a.value) for a in atoms):
+            return False
+        out.extend(scratch)  # the lambdas' default values, evaluated here
+        items = [a.value for a in atoms]
+        self.known[target.id] = items if isinstance(value, gast.List) else tuple(items)
+        return True
+
+    def stores_of(self, name: str) -> int:
+        """How many times the function being lowered assigns `name`."""
+        if self.store_counts is None:
+            self.store_counts = {}
+            for n in gast.walk(self.parsed.node):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                    self.store_counts[n.id] = self.store_counts.get(n.id, 0) + 1
+        return self.store_counts.get(name, 0)
 
     def constant_functions(self, node) -> tuple | list | None:
         """The value of `node` when it is a name or attribute known when the source is
@@ -850,10 +895,8 @@ class Lowering:
     def stmt_FunctionDef(self, node, out):
         """A local function is lifted to Core; `@d def g` is then `g = d(g)`, decorators
         applied innermost first, as Python does (`@jax.checkpoint`, `@partial(vmap, ...)`)."""
-        if node.args.defaults:
-            self.fail(node, "local functions with default arguments are not supported yet")
-        decorators, node.decorator_list = node.decorator_list, []
-        self.local_functions[node.name] = lift(self, node, node.name)
+        decorators = node.decorator_list
+        self.local_functions[node.name] = lift(self, node, node.name, out)
         value = gast.Name(id=node.name, ctx=gast.Load(), annotation=None, type_comment=None)
         for decorator in reversed(decorators):
             value = gast.Call(func=decorator, args=[value], keywords=[])
@@ -1118,11 +1161,14 @@ class Lowering:
         if closed is not None:
             return closed
         if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
-            if kwargs or star is not None:
-                self.fail(node, "call local functions with positional arguments only")
+            if star is not None:
+                self.fail(node, "call local functions without *args spreading")
             local = fn.value
-            return ir.Call(ir.Ref(local.function, local.name),
-                           local_functions.call_atoms(local, tuple(args)))
+            try:
+                atoms = local_functions.call_atoms(local, tuple(args), tuple(kwargs))
+            except TypeError as e:
+                self.fail(node, str(e))
+            return ir.Call(ir.Ref(local.function, local.name), atoms)
         if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(
                 fn.value, [k for k, _ in kwargs]):
             return self.shaped_call(node, fn, args, kwargs)
@@ -1413,19 +1459,25 @@ class Lowering:
                                              (ir.Var(name), item)), name)
             return
         gen = generators[0]
+
+        def level(body: list) -> None:
+            inner = body
+            for cond in gen.ifs:
+                test = self.expr(cond, inner)
+                nested: list = []
+                inner.append(ir.If(test, nested, [], self.origin(node)))
+                inner = nested
+            self._comp_level(node, generators[1:], inner, acc)
+
+        if self.unrolled_over_functions(gen.iter, gen.target, node, out, level):
+            return
         target, iterable, body = self.loop_header(gen.iter, gen.target, node, out)
-        inner = body
-        for cond in gen.ifs:
-            test = self.expr(cond, inner)
-            nested: list = []
-            inner.append(ir.If(test, nested, [], self.origin(node)))
-            inner = nested
-        self._comp_level(node, generators[1:], inner, acc)
+        level(body)
         out.append(ir.For(target, iterable, body, self.origin(node)))
 
     def expr_Lambda(self, node, out):
         name = self.fresh_local("lambda_")
-        local = lift(self, node, name)
+        local = lift(self, node, name, out)
         self.local_functions[name] = local
         return ir.Ref(local, name)
 
@@ -1536,8 +1588,9 @@ def _known_ref(value, name: str) -> ir.Atom:
     return _ref_or_const(value, f"{name}_value")
 
 
-def lift(parent: "Lowering", node, name: str) -> local_functions.LocalFunction:
-    """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`."""
+def lift(parent: "Lowering", node, name: str, out: list) -> local_functions.LocalFunction:
+    """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`; its
+    default values are evaluated in `parent`, into `out`, where Python evaluates them."""
     own_params = [a.id for a in list(getattr(node.args, "posonlyargs", []))
                   + list(node.args.args)]
     body = node.body if isinstance(node.body, list) else [node.body]
@@ -1547,9 +1600,11 @@ def lift(parent: "Lowering", node, name: str) -> local_functions.LocalFunction:
                       - set(parent.known))
     for other in reads & set(parent.local_functions):  # a sibling's captures pass through
         captured = sorted(set(captured) | set(parent.local_functions[other].captured))
+    defaults = tuple(parent.expr(d, out) for d in node.args.defaults)
     lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
     core = specialise.fold_static_calls(to_ssa(lowering.run(), coalesce=False))
-    return local_functions.LocalFunction(name, CoreFunction(core), tuple(captured))
+    return local_functions.LocalFunction(name, CoreFunction(core), tuple(captured),
+                                         tuple(own_params), defaults)
 
 
 def _known_item(container, key):

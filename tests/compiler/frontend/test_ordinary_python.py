@@ -322,3 +322,41 @@ def test_decorated_local_functions():
     np.testing.assert_allclose(redraft.jit(_decorated_twice)(v), np.cos(v) * v, rtol=1e-6)
     np.testing.assert_allclose(redraft.grad(lambda t: jnp.sum(_decorated_twice(t)))(v),
                                np.cos(v) - v * np.sin(v), rtol=1e-5)
+
+
+def _local_defaults_and_keywords(x):
+    out = 0.0
+    for i in range(3):
+        times_i = lambda t, i=i: t * i  # noqa: E731 - the default keeps this i
+        out = out + times_i(x)
+
+    def affine(t, scale=2.0, shift=x):
+        return t * scale + shift
+    return jnp.sum(out + affine(x) + affine(x, scale=3.0) + affine(t=x, shift=1.0))
+
+
+def test_local_functions_with_defaults_and_keyword_calls():
+    """Defaults are evaluated where the local function is defined (as Python does), and
+    calls may pass keywords: 3x + (2x + x) + (3x + x) + (2x + 1) = 12x + 1."""
+    v = np.array([1.0, -0.5], np.float32)
+    np.testing.assert_allclose(_local_defaults_and_keywords(v), np.sum(12 * v + 1), rtol=1e-6)
+    np.testing.assert_allclose(redraft.jit(_local_defaults_and_keywords)(v),
+                               np.sum(12 * v + 1), rtol=1e-6)
+    np.testing.assert_allclose(redraft.grad(_local_defaults_and_keywords)(v), [12.0, 12.0])
+
+
+def _over_a_local_list_of_functions(x):
+    fs = [jnp.sin, lambda t: t * 2]
+    out = 0.0
+    for f in fs:
+        out = out + f(x)
+    return jnp.sum(out + sum(g(x) for g in fs))
+
+
+def test_loops_over_a_local_list_of_functions_unroll():
+    """`fs = [jnp.sin, lambda t: 2 * t]` assigned once is known when the source is read,
+    as a global list is: loops and comprehensions over it call known functions."""
+    v = np.array([0.3, 1.2], np.float32)
+    for transform in (redraft.grad, lambda f: redraft.jit(redraft.grad(f))):
+        np.testing.assert_allclose(transform(_over_a_local_list_of_functions)(v),
+                                   2 * (np.cos(v) + 2), rtol=1e-6)
