@@ -116,8 +116,10 @@ def leaky_relu(x, negative_slope: float = 1e-2) -> Array:
 
 
 def hard_tanh(x) -> Array:
-    """tanh clipped to a straight line: -1 below -1, 1 above 1, x between."""
-    return jnp.clip(x, -1, 1)
+    """tanh clipped to a straight line: -1 below -1, 1 above 1, x between (slope 1 on the
+    bounds, as JAX's)."""
+    v = _inexact(x)
+    return jnp.where(v > 1, 1.0, jnp.where(v < -1, -1.0, v))
 
 
 def hard_sigmoid(x) -> Array:

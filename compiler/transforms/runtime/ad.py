@@ -396,6 +396,25 @@ def pick_first(x, y, ties_first: bool):
     return jnp.where(x > y, 1.0, jnp.where(x == y, 0.5, 0.0))
 
 
+def abs_slope(x):
+    """d|x|/dx as JAX takes it: 1 at 0 and above, -1 below (sign(x) for complex x)."""
+    if jnp.iscomplexobj(x):
+        return jnp.sign(x)
+    return jnp.where(x >= 0, 1.0, -1.0)
+
+
+def clip_slope(a, a_min=None, a_max=None, min=None, max=None):  # noqa: A002 - clip's names
+    """d clip(a)/da as JAX's clip (max, then min) has it: 1 strictly inside the bounds, 0
+    outside, 0.5 on a bound (max and min split a tie)."""
+    slope = 1.0
+    for bound, below in ((a_min if a_min is not None else min, True),
+                         (a_max if a_max is not None else max, False)):
+        if bound is not None:
+            kept = a > bound if below else a < bound
+            slope = slope * jnp.where(a == bound, 0.5, jnp.where(kept, 1.0, 0.0))
+    return slope
+
+
 def inside(a, lo, hi):
     """1 where lo <= a <= hi (clip passes the gradient through), else 0."""
     mask = jnp.ones_like(jnp.asarray(a, float))

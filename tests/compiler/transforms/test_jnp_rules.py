@@ -17,6 +17,7 @@ from redraft.numpy import promotion
 from redraft.scipy import special
 from redraft.test_util import check_grads
 from redraft.transforms import grad
+import redraft
 
 RNG = np.random.default_rng(0)
 
@@ -329,3 +330,23 @@ def test_reductions_with_where_differentiate_only_the_kept_elements(fn):
     g = np.asarray(grad(lambda t: jnp.sum(fn(t)))(x))
     assert np.all(g[~m] == 0)
     check_grads(fn, (x,), order=2, modes=("fwd", "rev"), atol=2e-2, rtol=2e-2)
+
+
+KINKS = [  # (function, point, JAX 0.10.2's derivative there)
+    (nn.relu, 0.0, 0.0), (nn.relu6, 0.0, 0.0), (nn.relu6, 6.0, 0.0), (jnp.abs, 0.0, 1.0),
+    (nn.hard_tanh, 1.0, 1.0), (nn.hard_tanh, -1.0, 1.0),
+    (lambda x: jnp.clip(x, 0.0, 1.0), 0.0, 0.5), (lambda x: jnp.clip(x, 0.0, 1.0), 1.0, 0.5),
+    (lambda x: jnp.clip(x, min=0.0), 0.0, 0.5), (lambda x: jnp.maximum(x, 0.0), 0.0, 0.5),
+    (lambda x: jnp.fmax(x, 0.0), 0.0, 0.0), (lambda x: jnp.fmin(x, 0.0), 0.0, 0.0),
+    (lambda x: jnp.fmin(0.0, x), 0.0, 1.0), (nn.leaky_relu, 0.0, 1.0), (nn.elu, 0.0, 1.0),
+]
+
+
+@pytest.mark.parametrize("fn, x, slope", KINKS)
+def test_derivatives_at_kinks_follow_jax(fn, x, slope):
+    """Where a function has no derivative, redraft returns the one JAX's rules give, so
+    that gradients at exact zeros (zero-initialised biases, ReLU inputs) agree with JAX's,
+    in both modes and compiled."""
+    assert float(grad(fn)(x)) == slope
+    assert float(redraft.jit(grad(fn))(x)) == slope
+    assert float(redraft.jvp(fn, (x,), (1.0,))[1]) == slope

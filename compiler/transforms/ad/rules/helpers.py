@@ -15,6 +15,8 @@ defjvp(ad.unsum, lambda g_dot, ans, g, x, axis=None, keepdims=False, where=None:
 defvjp(ad.unsum, lambda ct, ans, g, x, axis=None, keepdims=False, where=None:
        jnp.sum(ct, axis=axis, keepdims=keepdims, where=where))
 defnondiff(ad.mean_count, "a count of elements")
+defnondiff(ad.abs_slope, "piecewise constant")
+defnondiff(ad.clip_slope, "piecewise constant")
 defjvp(ad.add, lambda a_dot, ans, a, b: a_dot, lambda b_dot, ans, a, b: b_dot)
 defjvp_joint(ad.add, lambda a_dot, b_dot, ans, a, b: ad.add(a_dot, b_dot), ("a", "b"))
 defvjp(ad.add, lambda ct, ans, a, b: ct, lambda ct, ans, a, b: ct)

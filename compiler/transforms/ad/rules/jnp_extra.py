@@ -219,6 +219,12 @@ def _gelu_vjp(g, ans, x, approximate=True):
 
 defjvp(nn.gelu, _gelu_jvp)
 defvjp(nn.gelu, _gelu_vjp)
+# relu and relu6 pass no derivative at their kinks (JAX's custom rules), where max would
+# split it in half
+defjvp(nn.relu, lambda x_dot, ans, x: jnp.where(x > 0, x_dot, 0.0))
+defvjp(nn.relu, lambda g, ans, x: jnp.where(x > 0, g, 0.0))
+defjvp(nn.relu6, lambda x_dot, ans, x: jnp.where((x > 0) & (x < 6), x_dot, 0.0))
+defvjp(nn.relu6, lambda g, ans, x: jnp.where((x > 0) & (x < 6), g, 0.0))
 defjvp(nn.sigmoid, lambda x_dot, ans, x: x_dot * (ans * (1 - ans)))
 defvjp(nn.sigmoid, lambda g, ans, x: g * (ans * (1 - ans)))
 defjvp(nn.softplus, lambda x_dot, ans, x: x_dot * lax.logistic(x))
