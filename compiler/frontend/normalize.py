@@ -1051,10 +1051,38 @@ class Lowering:
         return ir.Var(result)
 
     def expr_Tuple(self, node, out):
+        if any(isinstance(e, gast.Starred) for e in node.elts):
+            return self.display_with_spreads(node, out, ir.Tuple, tuple)
         return ir.Tuple(tuple(self.expr(e, out) for e in node.elts))
 
     def expr_List(self, node, out):
+        if any(isinstance(e, gast.Starred) for e in node.elts):
+            return self.display_with_spreads(node, out, ir.List, list)
         return ir.List(tuple(self.expr(e, out) for e in node.elts))
+
+    def display_with_spreads(self, node, out, display, kind) -> ir.Atom:
+        """`(a, *rest, b)`: the runs of plain items as displays, each spread sequence made a
+        tuple (or list), joined left to right with concat (a sequence operation the
+        transforms follow item by item)."""
+        from redraft.compiler.core import helpers
+        pieces: list[ir.Atom] = []
+        run: list[ir.Atom] = []
+        for e in node.elts:
+            if not isinstance(e, gast.Starred):
+                run.append(self.expr(e, out))
+                continue
+            if run:
+                pieces.append(self.emit(out, node, display(tuple(run))))
+                run = []
+            spread = self.expr(e.value, out)
+            pieces.append(self.emit(out, node, ir.Call(ir.Ref(kind, kind.__name__), (spread,))))
+        if run:
+            pieces.append(self.emit(out, node, display(tuple(run))))
+        joined = pieces[0]
+        for piece in pieces[1:]:
+            joined = self.emit(out, node, ir.Call(ir.Ref(helpers.concat, "concat"),
+                                                  (joined, piece)))
+        return joined
 
     def expr_Dict(self, node, out):
         from redraft.compiler.core import helpers

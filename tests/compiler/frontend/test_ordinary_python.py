@@ -360,3 +360,40 @@ def test_loops_over_a_local_list_of_functions_unroll():
     for transform in (redraft.grad, lambda f: redraft.jit(redraft.grad(f))):
         np.testing.assert_allclose(transform(_over_a_local_list_of_functions)(v),
                                    2 * (np.cos(v) + 2), rtol=1e-6)
+
+
+def _spread_in_displays(x, ys):
+    t = (x, *ys, x * 2)
+    items = [*ys, x]
+    return jnp.sum(jnp.stack(t)) + jnp.sum(jnp.stack(items) ** 2)
+
+
+def _tuple_and_list_of_one_sequence(ys):
+    return jnp.sum(jnp.stack(tuple(ys)) * jnp.stack(list(ys)))
+
+
+def test_spreads_in_tuple_and_list_displays():
+    """`(x, *ys, 2 * x)` and `[*ys, x]` are sequences joined item by item; the cotangents
+    that reach ys through two of them add item by item (they were concatenated, giving a
+    cotangent list twice as long)."""
+    x = np.ones(2, np.float32)
+    ys = [np.ones(2, np.float32), 2 * np.ones(2, np.float32)]
+    np.testing.assert_allclose(redraft.jit(_spread_in_displays)(x, ys), 24.0)
+    gx, gys = redraft.grad(_spread_in_displays, argnums=(0, 1))(x, ys)
+    np.testing.assert_allclose(gx, 1 + 2 + 2 * x)
+    assert len(gys) == 2
+    np.testing.assert_allclose(gys[0], 1 + 2 * ys[0])
+    np.testing.assert_allclose(gys[1], 1 + 2 * ys[1])
+    g = redraft.grad(_tuple_and_list_of_one_sequence)(ys)
+    assert len(g) == 2
+    np.testing.assert_allclose(g[1], 2 * ys[1])
+
+
+def test_size_bounded_nonzero_and_unique_compile():
+    @redraft.jit
+    def positions_and_values(x):
+        idx = jnp.nonzero(x > 0, size=3, fill_value=-1)[0]
+        return idx, jnp.unique(x, size=4, fill_value=0.0)
+    idx, u = positions_and_values(jnp.array([1.0, -1.0, 2.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(idx, [0, 2, 3])
+    np.testing.assert_array_equal(u, [-1.0, 1.0, 2.0, 3.0])
