@@ -46,9 +46,13 @@ def add(a, b):
 
 
 def unbroadcast(g, x):
-    """Sum `g` down to the shape of `x` (undoing NumPy broadcasting in reverse mode)."""
+    """Sum `g` down to the shape of `x` (undoing NumPy broadcasting in reverse mode). Where
+    x is real and g complex, x was promoted to complex on the way, and the cotangent of
+    that promotion is g's real part (as JAX transposes its convert_element_type)."""
     target = np.shape(x) if not isinstance(x, Array) else x.shape
     g = jnp.asarray(g)
+    if g.dtype.kind == "c" and not jnp.iscomplexobj(x):
+        g = jnp.real(g)
     if g.shape == target:
         return g
     lead = g.ndim - len(target)
@@ -397,10 +401,18 @@ def pick_first(x, y, ties_first: bool):
 
 
 def abs_slope(x):
-    """d|x|/dx as JAX takes it: 1 at 0 and above, -1 below (sign(x) for complex x)."""
+    """d|x|/dx as JAX takes it: 1 at 0 and above, -1 below; for complex x, conj(x)/|x|,
+    the factor |x|'s tangent takes the real part of (abs_tangent)."""
     if jnp.iscomplexobj(x):
-        return jnp.sign(x)
+        return jnp.conj(jnp.sign(x))
     return jnp.where(x >= 0, 1.0, -1.0)
+
+
+def abs_tangent(t, x):
+    """The tangent of |x| for a tangent t of x: t * abs_slope(x), its real part for complex
+    x (|x| is real)."""
+    out = t * abs_slope(x)
+    return jnp.real(out) if jnp.iscomplexobj(out) else out
 
 
 def clip_slope(a, a_min=None, a_max=None, min=None, max=None):  # noqa: A002 - clip's names
