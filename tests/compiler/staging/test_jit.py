@@ -225,3 +225,13 @@ def test_while_condition_joined_by_and_of_run_time_values():
         return x
     np.testing.assert_allclose(jit(newton_sqrt)(2.0), np.sqrt(2.0), rtol=1e-5)
     np.testing.assert_allclose(jit(newton_sqrt)(9.0), newton_sqrt(9.0), rtol=1e-6)
+
+
+def test_lower_then_compile_calls_with_the_lowered_signature():
+    """jit(f).lower(*args).compile() as in JAX: called with the non-static arguments of the
+    lowered shapes and dtypes; other shapes raise TypeError."""
+    compiled = jit(lambda x, n: x * n, static_argnums=1).lower(jnp.ones(3), 3).compile()
+    np.testing.assert_allclose(compiled(jnp.arange(3.0)), [0.0, 3.0, 6.0])
+    assert "mul" in compiled.as_text()
+    with pytest.raises(TypeError, match="lowered for other"):
+        compiled(jnp.ones(4))
