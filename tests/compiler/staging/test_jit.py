@@ -235,3 +235,22 @@ def test_lower_then_compile_calls_with_the_lowered_signature():
     assert "mul" in compiled.as_text()
     with pytest.raises(TypeError, match="lowered for other"):
         compiled(jnp.ones(4))
+
+
+def test_fori_loop_and_range_with_a_run_time_bound():
+    """lax.fori_loop(0, n, ...) and `for i in range(1, n)` with n only known when the code
+    runs stage as while loops on a counter (as JAX turns such a fori_loop into a
+    while_loop), forward-differentiable."""
+    def doubling(n, x):
+        return redraft.lax.fori_loop(0, n, lambda i, v: v * 2 + i, x)
+
+    def partial_sums(n, x):
+        s = x
+        for i in range(1, n):
+            s = s + i * x
+        return s
+    for n in (0, 1, 3):
+        np.testing.assert_allclose(jit(doubling)(n, 1.0), doubling(n, 1.0))
+        np.testing.assert_allclose(jit(partial_sums)(n + 1, 2.0), partial_sums(n + 1, 2.0))
+    _, slope = redraft.jvp(lambda x: jit(doubling)(3, x), (1.0,), (1.0,))
+    np.testing.assert_allclose(slope, 8.0)
