@@ -254,3 +254,12 @@ def test_fori_loop_and_range_with_a_run_time_bound():
         np.testing.assert_allclose(jit(partial_sums)(n + 1, 2.0), partial_sums(n + 1, 2.0))
     _, slope = redraft.jvp(lambda x: jit(doubling)(3, x), (1.0,), (1.0,))
     np.testing.assert_allclose(slope, 8.0)
+
+
+def test_linspace_with_an_end_known_only_at_run_time():
+    for args, kwargs in ((2.0,), {}), ((jnp.array([1.0, 2.0]),), {"endpoint": False}), (
+            (jnp.array([1.0, 2.0]),), {"axis": -1}):
+        a = args[0]
+        got = jit(lambda a: jnp.linspace(a, 3 * a, 4, **kwargs))(a)
+        np.testing.assert_allclose(got, np.linspace(np.asarray(a), 3 * np.asarray(a), 4,
+                                                    **kwargs), rtol=1e-6)
