@@ -1378,9 +1378,23 @@ class Lowering:
             return None
         return [key.value for key in keys]
 
+    def constant_dict(self, node) -> dict | None:
+        """The value of `node` when it is a name or attribute known when the source is read
+        (a closure cell, a global) that holds a dict with string keys, else None."""
+        if not isinstance(node, (gast.Name, gast.Attribute)):
+            return None
+        scratch: list = []
+        try:
+            atom = self.expr(node, scratch)
+        except UnsupportedSyntaxError:
+            return None
+        if scratch or not isinstance(atom, ir.Ref) or not isinstance(atom.value, dict):
+            return None
+        return atom.value if all(isinstance(k, str) for k in atom.value) else None
+
     def call_keywords(self, node, out) -> list[tuple[str, ir.Atom]]:
         """A call's keyword atoms; `**d` spreads a dict whose keys are known here (a
-        literal with string keys, or the function's own **kwargs)."""
+        literal with string keys, the function's own **kwargs, or a dict constant)."""
         kwargs: list[tuple[str, ir.Atom]] = []
         for k in node.keywords:
             if k.arg is not None:
@@ -1392,6 +1406,9 @@ class Lowering:
                     for key in k.value.keys):
                 kwargs.extend((key.value, self.expr(v, out))
                               for key, v in zip(k.value.keys, k.value.values))
+            elif (known := self.constant_dict(k.value)) is not None:
+                kwargs.extend((key, _ref_or_const(v, f"{_key_name(key)}_value"))
+                              for key, v in known.items())
             else:
                 self.fail(node, "`**` spreading in a call needs a dict whose keys are known "
                                 "when the function is read (a literal, or the function's own "
