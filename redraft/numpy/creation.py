@@ -20,6 +20,8 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0) -> Array:  # no
     weakly typed."""
     if isinstance(object, (list, tuple)) and _holds_unknown(object):
         return _stacked(object, dtype, ndmin, "array")
+    if isinstance(object, Array) and type(object._buf) is StagedBuf:
+        return _converted(object, dtype, ndmin, "array")
     return _new_array(object, dtype, ndmin, "array")
 
 
@@ -29,7 +31,19 @@ def asarray(a, dtype=None, order=None, copy=None) -> Array:
         return a
     if isinstance(a, (list, tuple)) and _holds_unknown(a):
         return _stacked(a, dtype, 0, "asarray")
+    if isinstance(a, Array) and type(a._buf) is StagedBuf:
+        return _converted(a, dtype, 0, "asarray")
     return _new_array(a, dtype, 0, "asarray")
+
+
+def _converted(a: Array, dtype, ndmin: int, name: str) -> Array:
+    """An Array known only when compiled code runs, as `dtype` (a conversion, with x64's
+    truncation of 64-bit requests) with at least `ndmin` axes."""
+    if dtype is not None:
+        a = cast(a, dtypes.check_dtype_arg(dtype, name))
+    if a.ndim < ndmin:
+        a = lax_shape.reshape(a, (1,) * (ndmin - a.ndim) + a.shape)
+    return a
 
 
 _KNOWN = (bool, int, float, complex, np.ndarray, np.generic)
