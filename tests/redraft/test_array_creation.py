@@ -55,3 +55,16 @@ def test_conversions_of_values_known_only_at_run_time():
         np.testing.assert_allclose(transform(lambda x: jnp.int32(x) * x)(2.5), 2.0)
     assert repr(redraft.ShapeDtypeStruct((3,), jnp.float32)) == (
         "ShapeDtypeStruct(shape=(3,), dtype=float32)")
+
+
+def test_numpy_reductions_of_an_array_call_its_methods():
+    """np.sum(x) calls x.sum(axis=None, dtype=None, out=None): redraft's methods take
+    NumPy's out=None (any other out is refused), so NumPy's reductions work on Arrays as
+    they do on JAX's."""
+    x = jnp.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(np.sum(x), 15.0)
+    np.testing.assert_allclose(np.mean(x, axis=0), [2.0, 3.0])
+    np.testing.assert_allclose(np.std(x), np.std(np.arange(6.0)), rtol=1e-6)
+    assert isinstance(np.max(x, axis=1), redraft.Array)
+    with pytest.raises(TypeError, match="out="):
+        x.sum(out=np.zeros(()))
