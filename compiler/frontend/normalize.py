@@ -1540,6 +1540,11 @@ def _callable_object(value) -> bool:
             and not hasattr(value, "__redraft_transformable__"))
 
 
+# libraries whose functions transformed code calls as they are (NumPy's reductions dispatch to
+# an Array's methods), never specialised by reading their source
+_OPAQUE_LIBRARIES = frozenset({"numpy", "scipy", "math", "builtins", "functools", "operator"})
+
+
 def _user_function_that_gathers(value, keywords: list[str]) -> bool:
     """A function with *args, **kwargs or keyword-only parameters whose source transforms
     read: its calls are specialised on their shape, so no keyword argument is lost on the way
@@ -1550,6 +1555,8 @@ def _user_function_that_gathers(value, keywords: list[str]) -> bool:
     if not call_shape.gathers(value) or rules_for(value) is not None:
         return False
     module = getattr(value, "__module__", "") or ""
+    if module.split(".")[0] in _OPAQUE_LIBRARIES:
+        return False  # called as it is: np.std(x) calls x.std(), never read as source
     if not module.startswith("redraft."):
         return True
     if not module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")):
