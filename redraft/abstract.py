@@ -40,6 +40,10 @@ class ShapeDtypeStruct:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
 
 def _placeholder(x) -> Any:
     """An array of x's shape and dtype that takes no memory (a broadcast zero)."""

@@ -159,7 +159,9 @@ class Jitted:
     def lower(self, *args, **kwargs) -> "Lowered":
         """The staged and optimised IR for these arguments (printable), not yet run."""
         args = self._positional(args, kwargs)
-        return Lowered(driver.compile_function(self.fun, args, set(self.static)))
+        sig, _ = driver.signature_of(args, self.static)
+        compiled = self._cache.get(sig) or self._compile(sig, args)
+        return Lowered(compiled, self, args)
 
     def __redraft_transformable__(self):
         from redraft.compiler.transforms.calls.callable_core import core_of
@@ -194,16 +196,46 @@ register_transparent(Jitted, lambda jitted: jitted.fun)
 
 
 class Lowered:
-    """What `jit(f).lower(*args)` gives: the IR (`.as_text()`) and the backend used."""
+    """What `jit(f).lower(*args)` gives: the IR (`.as_text()`), and `.compile()` the
+    function compiled for these arguments' shapes and dtypes."""
 
-    def __init__(self, compiled: driver.Compiled):
+    def __init__(self, compiled: driver.Compiled, jitted: "Jitted", args: tuple):
         self.compiled = compiled
+        self._jitted = jitted
+        self._args = args
 
     def as_text(self) -> str:
         return str(self.compiled.ir)
 
+    def compile(self) -> "CompiledCall":
+        return CompiledCall(self.compiled, self._jitted, self._args)
+
     def __str__(self) -> str:
         return self.as_text()
+
+
+class CompiledCall:
+    """What `jit(f).lower(*args).compile()` gives: called with the non-static arguments
+    (the static ones are the lowered call's), of the lowered shapes and dtypes; other
+    arguments raise TypeError, as JAX's compiled functions do."""
+
+    def __init__(self, compiled: driver.Compiled, jitted: "Jitted", args: tuple):
+        self.compiled = compiled
+        self._jitted = jitted
+        self._static = {i: args[i] for i in jitted.static if i < len(args)}
+        self._signature = driver.signature_of(args, jitted.static)[0]
+
+    def as_text(self) -> str:
+        return str(self.compiled.ir)
+
+    def __call__(self, *args):
+        full, given = [], iter(args)
+        for i in range(len(args) + len(self._static)):
+            full.append(self._static[i] if i in self._static else next(given, None))
+        if driver.signature_of(tuple(full), self._jitted.static)[0] != self._signature:
+            raise TypeError("the compiled function was lowered for other argument shapes or "
+                            "dtypes: lower it again for these arguments")
+        return self._jitted(*full)
 
 
 _ndarray = np.ndarray

@@ -144,6 +144,7 @@ class _Walker:
             return
         self.put(code.co_filename)
         self.put(inspect.getsource(f))
+        self.put(_code_text(code))  # which of the lambdas a source line holds
         self.add(f.__defaults__)
         self.add(f.__kwdefaults__)
         cells = _cells(f)
@@ -161,6 +162,16 @@ class _Walker:
                         if hasattr(value, attr):
                             self.put(f"attr:{name}.{attr}")
                             self.add(getattr(value, attr))
+
+
+def _code_text(code: types.CodeType) -> str:
+    """The code object's bytecode, constants (nested code by its own text) and place: two
+    lambdas on one source line share getsource's text, never all of this."""
+    consts = [_code_text(c) if isinstance(c, types.CodeType)
+              else repr(sorted(map(repr, c))) if isinstance(c, frozenset) else repr(c)
+              for c in code.co_consts]
+    place = next(iter(code.co_positions()), None) if hasattr(code, "co_positions") else None
+    return f"{code.co_code.hex()}|{consts}|{code.co_firstlineno}|{place}"
 
 
 def _cells(f: types.FunctionType) -> dict:

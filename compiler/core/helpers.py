@@ -51,6 +51,15 @@ def keys_of(container):
     return container.keys()
 
 
+def iterated(xs):
+    """What `for v in xs` visits, as a sequence to index: a dict's keys (iterating a dict
+    yields them), any other value itself. Loops over differentiated values read their items
+    by position (ad/loops.py), and position k of a dict is its k-th key, not xs[k]."""
+    if isinstance(xs, dict):
+        return list(xs)
+    return xs
+
+
 def concat(left, right):
     """`left + right` where the source shows a list or tuple: the sequences joined (a
     function of its own, so that transforms never take it for array addition)."""

@@ -7,6 +7,7 @@ Python loop or branch (derivatives, batching, compilation), with no rules of the
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 from typing import Callable
 
@@ -14,6 +15,7 @@ import gast
 
 from redraft.compiler.core import helpers
 from redraft.compiler.core import ir
+from redraft.compiler.primitives import control as lax_control
 from redraft.compiler.frontend.local_functions import LocalFunction, call_atoms
 
 CONTROL_MODULE = "redraft.compiler.primitives.control"
@@ -54,11 +56,44 @@ def _function_arg(lw, node, out) -> ir.Atom:
 
 
 def _args(node, count: int, name: str, lw) -> list:
+    """The call's argument nodes in the order of lax.<name>'s parameters. A keyword goes
+    where its parameter stands, and a parameter left out before the last one given is its
+    default; keyword-only options (`unroll`, `batch_size`) leave the result unchanged and
+    are read by nothing here."""
+    args = list(node.args)
     if node.keywords:
-        lw.fail(node, f"lax.{name}: pass its arguments positionally in transformed code")
-    if len(node.args) < count:
-        lw.fail(node, f"lax.{name} takes at least {count} arguments, got {len(node.args)}")
-    return list(node.args)
+        args = _place_keywords(node, args, name, lw)
+    if len(args) < count:
+        lw.fail(node, f"lax.{name} takes at least {count} arguments, got {len(args)}")
+    return args
+
+
+def _place_keywords(node, args: list, name: str, lw) -> list:
+    signature = inspect.signature(getattr(lax_control, name))
+    positional = [p for p in signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    slots = {p.name: k for k, p in enumerate(positional)}
+    given: dict[int, object] = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            lw.fail(node, f"lax.{name}: **kwargs in its call is not read in transformed code")
+        param = signature.parameters.get(kw.arg)
+        if param is not None and param.kind is param.KEYWORD_ONLY:
+            continue
+        if kw.arg not in slots:
+            lw.fail(node, f"lax.{name}() got an unexpected keyword argument '{kw.arg}'")
+        if slots[kw.arg] < len(args):
+            lw.fail(node, f"lax.{name}() got multiple values for argument '{kw.arg}'")
+        given[slots[kw.arg]] = kw.value
+    for k in range(len(args), max(given, default=-1) + 1):
+        if k in given:
+            args.append(given[k])
+        elif positional[k].default is inspect.Parameter.empty:
+            lw.fail(node, f"lax.{name}() missing argument '{positional[k].name}'")
+        else:
+            default = gast.Constant(value=positional[k].default, kind=None)
+            args.append(gast.copy_location(default, node))
+    return args
 
 
 def fori_loop(lw, node, out: list) -> ir.Atom:

@@ -18,10 +18,15 @@ from redraft.compiler.core import ir
 
 @dataclass(eq=False)
 class LocalFunction:
-    """A lifted local function: its Core (as a callable CoreFunction) and captured names."""
+    """A lifted local function: its Core (as a callable CoreFunction) and captured names;
+    `params` its own parameters (empty: unknown, positional calls only) and `defaults`
+    the atoms its trailing ones default to, evaluated where it was defined, as Python
+    evaluates them (so `lambda t, i=i: t * i` keeps the i of its definition)."""
     name: str
     function: object  # callees.CoreFunction
     captured: tuple[str, ...]
+    params: tuple[str, ...] = ()
+    defaults: tuple = ()
 
     def __call__(self, *args):
         if self.captured:
@@ -83,6 +88,34 @@ def closure_call(local: LocalFunction) -> ir.Call:
                    + tuple(ir.Var(n) for n in local.captured))
 
 
-def call_atoms(local: LocalFunction, args: tuple) -> tuple:
-    """The arguments of a call to `local`: the caller's, then the captured values."""
-    return tuple(args) + tuple(ir.Var(n) for n in local.captured)
+def call_atoms(local: LocalFunction, args: tuple, kwargs: tuple = ()) -> tuple:
+    """The arguments of a call to `local`: the caller's (keywords put in their parameter's
+    place, parameters left out given their defaults), then the captured values."""
+    own = bind_arguments(local, tuple(args), tuple(kwargs))
+    return own + tuple(ir.Var(n) for n in local.captured)
+
+
+def bind_arguments(local: LocalFunction, args: tuple, kwargs: tuple) -> tuple:
+    if not local.params:
+        if kwargs:
+            raise TypeError(f"{local.name}() takes positional arguments only")
+        return args
+    if len(args) > len(local.params):
+        raise TypeError(f"{local.name}() takes {len(local.params)} positional arguments but "
+                        f"{len(args)} were given")
+    slots: list = list(args) + [None] * (len(local.params) - len(args))
+    for key, atom in kwargs:
+        if key not in local.params:
+            raise TypeError(f"{local.name}() got an unexpected keyword argument '{key}'")
+        k = local.params.index(key)
+        if slots[k] is not None:
+            raise TypeError(f"{local.name}() got multiple values for argument '{key}'")
+        slots[k] = atom
+    first_default = len(local.params) - len(local.defaults)
+    for k, atom in enumerate(slots):
+        if atom is None:
+            if k < first_default:
+                raise TypeError(f"{local.name}() missing required argument "
+                                f"'{local.params[k]}'")
+            slots[k] = local.defaults[k - first_default]
+    return tuple(slots)

@@ -16,6 +16,7 @@ import inspect
 import operator
 import types
 from dataclasses import dataclass
+from typing import Callable
 
 import gast
 
@@ -123,6 +124,7 @@ class Lowering:
         self.known_dicts: dict[str, dict[str, ir.Atom]] = {}    # **kwargs, likewise
         self.gathered: tuple[str, ...] = ()  # parameters a call shape added
         self.known: dict[str, object] = {}  # parameters specialised on a value
+        self.store_counts: dict[str, int] | None = None  # see stores_of
         self.called_types: dict[str, type] = {}  # parameters whose class's __call__ is known
         self.partials: dict[str, PartialCall] = {}  # p = partial(f, ...), never reassigned
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
@@ -217,6 +219,7 @@ class Lowering:
         self.known = {k: v for k, v in parent.known.items() if k not in self.locals}
         self.called_types = {}
         self.partials = {k: v for k, v in parent.partials.items() if k not in self.locals}
+        self.store_counts = None
         return self
 
     def fresh_local(self, base: str) -> str:
@@ -264,7 +267,9 @@ class Lowering:
         else:
             body = [s for s in node.body if not _is_docstring(s)]
             self.block_with_return(body, out)
-        if self.name_override is None and getattr(self.fn, "__defaults__", None) is not None:
+        if self.name_override is not None:
+            defaults = ()  # a local function's, evaluated where it is defined (lift)
+        elif getattr(self.fn, "__defaults__", None) is not None:
             defaults = tuple(self.fn.__defaults__)  # the values Python computed for them
         else:
             defaults = tuple(self.default_value(d) for d in node.args.defaults)
@@ -338,7 +343,9 @@ class Lowering:
         if (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
                 and isinstance(node.value, gast.Lambda)):
             name = node.targets[0].id  # `f = lambda x: ...` is a local def
-            self.local_functions[name] = lift(self, node.value, name)
+            self.local_functions[name] = lift(self, node.value, name, out)
+            return
+        if self.known_function_sequence(node, out):
             return
         if len(node.targets) != 1:
             value = self.expr(node.value, out)
@@ -629,7 +636,8 @@ class Lowering:
     def stmt_For(self, node, out):
         if node.orelse:
             self.fail(node, "for ... else is not supported")
-        if self.unrolled_over_functions(node, out):
+        if self.unrolled_over_functions(node.iter, node.target, node, out,
+                                        lambda copy: self.block(node.body, copy)):
             return
         target, iterable, body = self.loop_header(node.iter, node.target, node, out)
         for s in node.body:
@@ -654,26 +662,31 @@ class Lowering:
         self.bind_element(target_node, element(body, ir.Var(k)), body, node)
         return k, indices, body
 
-    def unrolled_over_functions(self, node, out) -> bool:
-        """`for apply, p in zip(applies, params)` where `applies` is a tuple or list of
-        functions known when the source is read (a closure cell, a global, a known
-        argument): the loop is unrolled, each copy of the body reading its function as a
-        constant, so the calls through it are calls of known functions. False (nothing
-        emitted) when the loop is not of that form."""
-        kind = self.builtin_iterator(node.iter)
-        args = [node.iter] if kind is None else list(
-            node.iter.args[:1] if kind == "enumerate" else node.iter.args)
+    def block(self, body: list, out: list) -> None:
+        for s in body:
+            self.stmt(s, out)
+
+    def unrolled_over_functions(self, iter_node, target, node, out,
+                                emit_body: Callable[[list], None]) -> bool:
+        """`for apply, p in zip(applies, params)` (a loop or a comprehension's generator)
+        where `applies` is a tuple or list of functions known when the source is read (a
+        closure cell, a global, a known argument or local): the loop is unrolled, each copy
+        of the body (`emit_body(out)`) reading its function as a constant, so the calls
+        through it are calls of known functions. False (nothing emitted) when the loop is
+        not of that form."""
+        kind = self.builtin_iterator(iter_node)
+        args = [iter_node] if kind is None else list(
+            iter_node.args[:1] if kind == "enumerate" else iter_node.args)
         consts = [self.constant_functions(a) for a in args]
         if all(c is None for c in consts):
             return False
         start = 0
-        if kind == "enumerate" and (len(node.iter.args) > 1 or node.iter.keywords):
-            start_node = node.iter.args[1] if len(node.iter.args) > 1 else (
-                node.iter.keywords[0].value)
+        if kind == "enumerate" and (len(iter_node.args) > 1 or iter_node.keywords):
+            start_node = iter_node.args[1] if len(iter_node.args) > 1 else (
+                iter_node.keywords[0].value)
             if not (isinstance(start_node, gast.Constant) and isinstance(start_node.value, int)):
                 return False
             start = start_node.value
-        target = node.target
         if kind is not None:
             width = 2 if kind == "enumerate" else len(args)
             if not (isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == width):
@@ -699,10 +712,42 @@ class Lowering:
                         self.known.pop(t.id, None)  # a run-time item shadows a known name
                     item = self.emit(out, node, ir.Call(GETITEM, (atom, ir.Const(k))))
                     self.assign_to(t, item, out, node)
-            for s in node.body:
-                self.stmt(s, out)
+            emit_body(out)
         self.known = saved
         return True
+
+    def known_function_sequence(self, node, out) -> bool:
+        """`fs = [jnp.sin, lambda t: 2 * t]`, fs assigned nowhere else: a sequence of
+        function values known when the source is read, as a global one would be, so that
+        `for f in fs:` unrolls into calls of known functions (transforms see through them).
+        False (nothing emitted) when the assignment is not of that form."""
+        target, value = node.targets[0], node.value
+        if not (len(node.targets) == 1 and isinstance(target, gast.Name)
+                and isinstance(value, (gast.List, gast.Tuple)) and value.elts
+                and self.stores_of(target.id) == 1):
+            return False
+        if not all(isinstance(e, (gast.Lambda, gast.Name, gast.Attribute)) for e in value.elts):
+            return False
+        scratch: list = []
+        try:
+            atoms = [self.expr(e, scratch) for e in value.elts]
+        except UnsupportedSyntaxError:
+            return False
+        if not all(isinstance(a, ir.Ref) and callable(a.value) for a in atoms):
+            return False
+        out.extend(scratch)  # the lambdas' default values, evaluated here
+        items = [a.value for a in atoms]
+        self.known[target.id] = items if isinstance(value, gast.List) else tuple(items)
+        return True
+
+    def stores_of(self, name: str) -> int:
+        """How many times the function being lowered assigns `name`."""
+        if self.store_counts is None:
+            self.store_counts = {}
+            for n in gast.walk(self.parsed.node):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                    self.store_counts[n.id] = self.store_counts.get(n.id, 0) + 1
+        return self.store_counts.get(name, 0)
 
     def constant_functions(self, node) -> tuple | list | None:
         """The value of `node` when it is a name or attribute known when the source is
@@ -848,12 +893,18 @@ class Lowering:
         self.fail(node, "`continue` is not supported yet: use an if around the rest")
 
     def stmt_FunctionDef(self, node, out):
-        if node.decorator_list:
-            self.fail(node, "decorated local functions are not supported in transformed "
-                            "functions: define it at module level")
-        if node.args.defaults:
-            self.fail(node, "local functions with default arguments are not supported yet")
-        self.local_functions[node.name] = lift(self, node, node.name)
+        """A local function is lifted to Core; `@d def g` is then `g = d(g)`, decorators
+        applied innermost first, as Python does (`@jax.checkpoint`, `@partial(vmap, ...)`)."""
+        decorators = node.decorator_list
+        self.local_functions[node.name] = lift(self, node, node.name, out)
+        value = gast.Name(id=node.name, ctx=gast.Load(), annotation=None, type_comment=None)
+        for decorator in reversed(decorators):
+            value = gast.Call(func=decorator, args=[value], keywords=[])
+        if decorators:
+            target = gast.Name(id=node.name, ctx=gast.Store(), annotation=None,
+                               type_comment=None)
+            assign = gast.Assign(targets=[target], value=value, type_comment=None)
+            self.stmt_Assign(gast.fix_missing_locations(gast.copy_location(assign, node)), out)
 
     # ---- expressions --------------------------------------------------------------------------
     def expr(self, node, out: list, target: str | None = None) -> ir.Atom:
@@ -1000,10 +1051,38 @@ class Lowering:
         return ir.Var(result)
 
     def expr_Tuple(self, node, out):
+        if any(isinstance(e, gast.Starred) for e in node.elts):
+            return self.display_with_spreads(node, out, ir.Tuple, tuple)
         return ir.Tuple(tuple(self.expr(e, out) for e in node.elts))
 
     def expr_List(self, node, out):
+        if any(isinstance(e, gast.Starred) for e in node.elts):
+            return self.display_with_spreads(node, out, ir.List, list)
         return ir.List(tuple(self.expr(e, out) for e in node.elts))
+
+    def display_with_spreads(self, node, out, display, kind) -> ir.Atom:
+        """`(a, *rest, b)`: the runs of plain items as displays, each spread sequence made a
+        tuple (or list), joined left to right with concat (a sequence operation the
+        transforms follow item by item)."""
+        from redraft.compiler.core import helpers
+        pieces: list[ir.Atom] = []
+        run: list[ir.Atom] = []
+        for e in node.elts:
+            if not isinstance(e, gast.Starred):
+                run.append(self.expr(e, out))
+                continue
+            if run:
+                pieces.append(self.emit(out, node, display(tuple(run))))
+                run = []
+            spread = self.expr(e.value, out)
+            pieces.append(self.emit(out, node, ir.Call(ir.Ref(kind, kind.__name__), (spread,))))
+        if run:
+            pieces.append(self.emit(out, node, display(tuple(run))))
+        joined = pieces[0]
+        for piece in pieces[1:]:
+            joined = self.emit(out, node, ir.Call(ir.Ref(helpers.concat, "concat"),
+                                                  (joined, piece)))
+        return joined
 
     def expr_Dict(self, node, out):
         from redraft.compiler.core import helpers
@@ -1110,11 +1189,14 @@ class Lowering:
         if closed is not None:
             return closed
         if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
-            if kwargs or star is not None:
-                self.fail(node, "call local functions with positional arguments only")
+            if star is not None:
+                self.fail(node, "call local functions without *args spreading")
             local = fn.value
-            return ir.Call(ir.Ref(local.function, local.name),
-                           local_functions.call_atoms(local, tuple(args)))
+            try:
+                atoms = local_functions.call_atoms(local, tuple(args), tuple(kwargs))
+            except TypeError as e:
+                self.fail(node, str(e))
+            return ir.Call(ir.Ref(local.function, local.name), atoms)
         if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(
                 fn.value, [k for k, _ in kwargs]):
             return self.shaped_call(node, fn, args, kwargs)
@@ -1296,9 +1378,23 @@ class Lowering:
             return None
         return [key.value for key in keys]
 
+    def constant_dict(self, node) -> dict | None:
+        """The value of `node` when it is a name or attribute known when the source is read
+        (a closure cell, a global) that holds a dict with string keys, else None."""
+        if not isinstance(node, (gast.Name, gast.Attribute)):
+            return None
+        scratch: list = []
+        try:
+            atom = self.expr(node, scratch)
+        except UnsupportedSyntaxError:
+            return None
+        if scratch or not isinstance(atom, ir.Ref) or not isinstance(atom.value, dict):
+            return None
+        return atom.value if all(isinstance(k, str) for k in atom.value) else None
+
     def call_keywords(self, node, out) -> list[tuple[str, ir.Atom]]:
         """A call's keyword atoms; `**d` spreads a dict whose keys are known here (a
-        literal with string keys, or the function's own **kwargs)."""
+        literal with string keys, the function's own **kwargs, or a dict constant)."""
         kwargs: list[tuple[str, ir.Atom]] = []
         for k in node.keywords:
             if k.arg is not None:
@@ -1310,6 +1406,9 @@ class Lowering:
                     for key in k.value.keys):
                 kwargs.extend((key.value, self.expr(v, out))
                               for key, v in zip(k.value.keys, k.value.values))
+            elif (known := self.constant_dict(k.value)) is not None:
+                kwargs.extend((key, _ref_or_const(v, f"{_key_name(key)}_value"))
+                              for key, v in known.items())
             else:
                 self.fail(node, "`**` spreading in a call needs a dict whose keys are known "
                                 "when the function is read (a literal, or the function's own "
@@ -1405,19 +1504,25 @@ class Lowering:
                                              (ir.Var(name), item)), name)
             return
         gen = generators[0]
+
+        def level(body: list) -> None:
+            inner = body
+            for cond in gen.ifs:
+                test = self.expr(cond, inner)
+                nested: list = []
+                inner.append(ir.If(test, nested, [], self.origin(node)))
+                inner = nested
+            self._comp_level(node, generators[1:], inner, acc)
+
+        if self.unrolled_over_functions(gen.iter, gen.target, node, out, level):
+            return
         target, iterable, body = self.loop_header(gen.iter, gen.target, node, out)
-        inner = body
-        for cond in gen.ifs:
-            test = self.expr(cond, inner)
-            nested: list = []
-            inner.append(ir.If(test, nested, [], self.origin(node)))
-            inner = nested
-        self._comp_level(node, generators[1:], inner, acc)
+        level(body)
         out.append(ir.For(target, iterable, body, self.origin(node)))
 
     def expr_Lambda(self, node, out):
         name = self.fresh_local("lambda_")
-        local = lift(self, node, name)
+        local = lift(self, node, name, out)
         self.local_functions[name] = local
         return ir.Ref(local, name)
 
@@ -1435,6 +1540,11 @@ def _callable_object(value) -> bool:
             and not hasattr(value, "__redraft_transformable__"))
 
 
+# libraries whose functions transformed code calls as they are (NumPy's reductions dispatch to
+# an Array's methods), never specialised by reading their source
+_OPAQUE_LIBRARIES = frozenset({"numpy", "scipy", "math", "builtins", "functools", "operator"})
+
+
 def _user_function_that_gathers(value, keywords: list[str]) -> bool:
     """A function with *args, **kwargs or keyword-only parameters whose source transforms
     read: its calls are specialised on their shape, so no keyword argument is lost on the way
@@ -1445,6 +1555,8 @@ def _user_function_that_gathers(value, keywords: list[str]) -> bool:
     if not call_shape.gathers(value) or rules_for(value) is not None:
         return False
     module = getattr(value, "__module__", "") or ""
+    if module.split(".")[0] in _OPAQUE_LIBRARIES:
+        return False  # called as it is: np.std(x) calls x.std(), never read as source
     if not module.startswith("redraft."):
         return True
     if not module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")):
@@ -1528,8 +1640,9 @@ def _known_ref(value, name: str) -> ir.Atom:
     return _ref_or_const(value, f"{name}_value")
 
 
-def lift(parent: "Lowering", node, name: str) -> local_functions.LocalFunction:
-    """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`."""
+def lift(parent: "Lowering", node, name: str, out: list) -> local_functions.LocalFunction:
+    """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`; its
+    default values are evaluated in `parent`, into `out`, where Python evaluates them."""
     own_params = [a.id for a in list(getattr(node.args, "posonlyargs", []))
                   + list(node.args.args)]
     body = node.body if isinstance(node.body, list) else [node.body]
@@ -1539,9 +1652,11 @@ def lift(parent: "Lowering", node, name: str) -> local_functions.LocalFunction:
                       - set(parent.known))
     for other in reads & set(parent.local_functions):  # a sibling's captures pass through
         captured = sorted(set(captured) | set(parent.local_functions[other].captured))
+    defaults = tuple(parent.expr(d, out) for d in node.args.defaults)
     lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
     core = specialise.fold_static_calls(to_ssa(lowering.run(), coalesce=False))
-    return local_functions.LocalFunction(name, CoreFunction(core), tuple(captured))
+    return local_functions.LocalFunction(name, CoreFunction(core), tuple(captured),
+                                         tuple(own_params), defaults)
 
 
 def _known_item(container, key):

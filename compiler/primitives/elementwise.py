@@ -568,8 +568,8 @@ defjvp(square_p, lambda x_dot, ans, x: 2 * x * x_dot)
 defvjp(square_p, lambda g, ans, x: g * (2 * x))
 defjvp(logistic_p, lambda x_dot, ans, x: x_dot * (ans * (1 - ans)))
 defvjp(logistic_p, lambda g, ans, x: g * (ans * (1 - ans)))
-defjvp(abs_p, lambda x_dot, ans, x: x_dot * jnp.sign(x))
-defvjp(abs_p, lambda g, ans, x: g * jnp.sign(x))
+defjvp(abs_p, lambda x_dot, ans, x: ad.abs_tangent(x_dot, x))
+defvjp(abs_p, lambda g, ans, x: g * ad.abs_slope(x))
 defjvp(atan2_p,
        lambda x_dot, ans, x, y: x_dot * y / (x * x + y * y),
        lambda y_dot, ans, x, y: -y_dot * x / (x * x + y * y))

@@ -93,9 +93,12 @@ class Interpreter:
     def live_after(self) -> set[str]:
         """The names the current function may still read after the statement being
         interpreted: later statements of each enclosing block, and what each enclosing
-        loop's next iteration reads before writing it."""
+        loop's next iteration reads before writing it (and a while loop's condition, read
+        after the block that computes it)."""
         live: set[str] = set()
         for body, start in self.frames[-1]:
+            if isinstance(body, ir.While) and isinstance(body.cond, ir.Var):
+                live.add(body.cond.name)
             if isinstance(body, (ir.For, ir.While)):
                 live |= self.next_iteration_reads(body)
             else:
@@ -184,6 +187,8 @@ class Interpreter:
             routed = stacks.route(self.known, fn, args, kwargs)
             if routed is not NotImplemented:
                 return routed
+        if fn is range and not kwargs and any(values.is_staged(a) for a in args):
+            return values.StagedRange(*args)
         if fn is print:
             return self.stage_print(args, kwargs)
         if fn is operator.not_ and values.is_staged(args[0]):  # `not x` on a run-time value
@@ -272,6 +277,9 @@ class Interpreter:
     # ---- loops ---------------------------------------------------------------------------------
     def for_(self, s: ir.For, env: dict) -> None:
         iterable = self.atom(s.iter, env)
+        if isinstance(iterable, values.StagedRange):
+            self.range_while(s, env, iterable)
+            return
         if isinstance(iterable, Array) and iterable.ndim > 0:
             iterable = values.RowsOf(iterable)
         rows = self.known.rows_of(iterable) if type(iterable) is list else None
@@ -291,6 +299,32 @@ class Interpreter:
         for item in (iterable.rows() if isinstance(iterable, values.RowsOf) else iterable):
             env[s.target] = item
             self.block(s.body, env)
+
+    def range_while(self, s: ir.For, env: dict, bounds: values.StagedRange) -> None:
+        """`for i in range(start, stop)` with a bound known only at run time: a while loop
+        carrying its counter (named so no Core name can clash) while it is short of stop."""
+        import redraft.numpy as jnp
+        counter = f"{s.target}.counter"
+        env[counter] = jnp.asarray(bounds.start, jnp.int32)
+        carried = sorted((ir.block_writes(s.body) - {s.target}) | {counter})
+        below = bounds.step > 0
+
+        def cond_fn(loop_env: dict):
+            k = loop_env[counter]
+            return k < bounds.stop if below else k > bounds.stop
+
+        def body(loop_env: dict, _index) -> None:
+            loop_env[s.target] = loop_env[counter]
+            self.block(s.body, loop_env)
+            loop_env[counter] = loop_env[counter] + bounds.step
+
+        try:
+            after = self.staged_loop(while_p, carried, env, body, None, cond_fn)
+        except values.Unstageable as e:
+            raise StagingError(f"a for loop over a range with a run-time bound must carry "
+                               f"arrays of fixed shapes: {e}") from None
+        env.update(after)
+        env[s.target] = env.pop(counter) - bounds.step
 
     def worth_staging(self, s: ir.For, env: dict, iterable) -> bool:
         """A loop stays a loop when it carries arrays through more than one iteration."""

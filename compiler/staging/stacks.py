@@ -37,14 +37,16 @@ from redraft.runtime.pytree import tree_flatten, tree_unflatten
 
 @dataclass(eq=False)
 class Rows:
-    """Stacked arrays (`leaves`, leading axis n) whose row k, or n-1-k where `reverse`, is
-    item k of a list, rebuilt with `treedef`."""
+    """Stacked arrays (`leaves`, leading axis `length`) whose row k, or length-1-k where
+    `reverse`, is item k of a list, rebuilt with `treedef`. The length is kept apart from
+    the leaves: an item with no array leaves (a scan's `None` output) has none."""
     leaves: list
     treedef: object
+    length: int
     reverse: bool = False
 
     def __len__(self) -> int:
-        return self.leaves[0].shape[0]
+        return self.length
 
     def items(self) -> list:
         """The list, as plain Python: one static slice of each leaf per item."""
@@ -184,7 +186,7 @@ def route(known: Known, fn, args: list, kwargs: dict):
     if fn is ad_runtime.tape_items and len(args) == 1:
         rows = known.tape_rows(args[0])
         if rows is not None:
-            return known.as_list(Rows(rows.leaves, rows.treedef, not rows.reverse))
+            return known.as_list(Rows(rows.leaves, rows.treedef, rows.length, not rows.reverse))
     elif fn is core_helpers.tree_stack and len(args) == 2:
         rows = known.rows_of(args[0])
         if rows is not None:
@@ -197,7 +199,7 @@ def route(known: Known, fn, args: list, kwargs: dict):
         n = len(args[1])
         if n and leaves and all(isinstance(v, Array) and v.ndim and v.shape[0] == n
                                 for v in leaves):
-            return known.as_list(Rows(leaves, treedef, bool(args[2])))
+            return known.as_list(Rows(leaves, treedef, n, bool(args[2])))
     return NotImplemented
 
 
@@ -264,7 +266,7 @@ class LoopStacks:
         """The Python values of the stacked names after the loop, from its results."""
         out = {}
         for name, (kind, treedef, _) in self.grow.items():
-            rows = Rows(list(results[name]), treedef)
+            rows = Rows(list(results[name]), treedef, self.n_steps)
             base = self.bases[name]
             out[name] = (known.as_tape(base, rows) if kind == "tape"
                          else known.as_list(rows, base))

@@ -176,6 +176,20 @@ class RowsOf:
         return (self.array[i] for i in range(len(self)))
 
 
+class StagedRange:
+    """`range(start, stop, step)` with a bound only known at run time (lax.fori_loop with a
+    traced trip count): a for loop over it stages as a while loop on its counter."""
+
+    def __init__(self, start, stop=None, step=1):
+        if stop is None:
+            start, stop = 0, start
+        if is_staged(step):
+            raise Unstageable("a range's step must be known when compiling")
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        self.start, self.stop, self.step = start, stop, step
+
+
 class StagedString:
     """`"x = {:.2f}".format(x)` with staged operands: formatted when the code runs."""
 

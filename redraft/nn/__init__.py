@@ -116,8 +116,10 @@ def leaky_relu(x, negative_slope: float = 1e-2) -> Array:
 
 
 def hard_tanh(x) -> Array:
-    """tanh clipped to a straight line: -1 below -1, 1 above 1, x between."""
-    return jnp.clip(x, -1, 1)
+    """tanh clipped to a straight line: -1 below -1, 1 above 1, x between (slope 1 on the
+    bounds, as JAX's)."""
+    v = _inexact(x)
+    return jnp.where(v > 1, 1.0, jnp.where(v < -1, -1.0, v))
 
 
 def hard_sigmoid(x) -> Array:
@@ -323,3 +325,5 @@ from redraft.nn.scaled import (BlockScaleConfig, get_scaled_dot_general_config, 
                                scaled_matmul)
 
 __all__ += ["BlockScaleConfig", "get_scaled_dot_general_config", "scaled_matmul"]
+
+from redraft.nn import initializers  # noqa: E402,F401 - jax.nn.initializers, as in JAX

@@ -62,13 +62,13 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = Fals
 def fmax(x1, x2) -> Array:
     """The elementwise maximum, ignoring a NaN when the other value is a number."""
     x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
-    return jnp.where(jnp.isnan(x1), x2, jnp.where(jnp.isnan(x2), x1, jnp.maximum(x1, x2)))
+    return jnp.where(jnp.isnan(x2) | (x1 > x2), x1, x2)  # a tie takes x2, as in JAX
 
 
 def fmin(x1, x2) -> Array:
     """The elementwise minimum, ignoring a NaN when the other value is a number."""
     x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
-    return jnp.where(jnp.isnan(x1), x2, jnp.where(jnp.isnan(x2), x1, jnp.minimum(x1, x2)))
+    return jnp.where(jnp.isnan(x2) | (x1 < x2), x1, x2)  # a tie takes x2, as in JAX
 
 
 def rint(x) -> Array:

@@ -11,12 +11,17 @@ from redraft.runtime.convert import leaf_values as _leaf_values
 from redraft.runtime.convert import new_array as _new_array
 from redraft.runtime.staged import StagedBuf
 
+from redraft.numpy import ufuncs
+from redraft.numpy.promotion import cast
+
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0) -> Array:  # noqa: A002
     """A new Array from an array-like; with x64 off 64-bit inputs become 32-bit. Never
     weakly typed."""
     if isinstance(object, (list, tuple)) and _holds_unknown(object):
         return _stacked(object, dtype, ndmin, "array")
+    if isinstance(object, Array) and type(object._buf) is StagedBuf:
+        return _converted(object, dtype, ndmin, "array")
     return _new_array(object, dtype, ndmin, "array")
 
 
@@ -26,7 +31,19 @@ def asarray(a, dtype=None, order=None, copy=None) -> Array:
         return a
     if isinstance(a, (list, tuple)) and _holds_unknown(a):
         return _stacked(a, dtype, 0, "asarray")
+    if isinstance(a, Array) and type(a._buf) is StagedBuf:
+        return _converted(a, dtype, 0, "asarray")
     return _new_array(a, dtype, 0, "asarray")
+
+
+def _converted(a: Array, dtype, ndmin: int, name: str) -> Array:
+    """An Array known only when compiled code runs, as `dtype` (a conversion, with x64's
+    truncation of 64-bit requests) with at least `ndmin` axes."""
+    if dtype is not None:
+        a = cast(a, dtypes.check_dtype_arg(dtype, name))
+    if a.ndim < ndmin:
+        a = lax_shape.reshape(a, (1,) * (ndmin - a.ndim) + a.shape)
+    return a
 
 
 _KNOWN = (bool, int, float, complex, np.ndarray, np.generic)
@@ -168,12 +185,35 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     unless given)."""
     if int(num) < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    if any(isinstance(v, Array) and type(v._buf) is StagedBuf for v in (start, stop)):
+        return _linspace_staged(start, stop, int(num), endpoint, retstep, dtype, axis)
     start_, stop_ = np.asarray(_leaf_values(start)), np.asarray(_leaf_values(stop))
     values, step = np.linspace(start_, stop_, int(num), endpoint=endpoint, retstep=True,
                                axis=axis)
     dt = dtypes.check_dtype_arg(dtype, "linspace") if dtype is not None else dtypes.DEFAULT_FLOAT
     out = wrap_host(values.astype(dt), False)
     return (out, wrap_host(np.asarray(step, dt))) if retstep else out
+
+
+def _linspace_staged(start, stop, num: int, endpoint: bool, retstep: bool, dtype, axis: int):
+    """linspace with an end known only when the compiled code runs: start + i * step, the
+    last sample exactly stop when it is an endpoint (as JAX computes it)."""
+    dt = dtypes.check_dtype_arg(dtype, "linspace") if dtype is not None else dtypes.DEFAULT_FLOAT
+    start, stop = cast(as_array(start), dt), cast(as_array(stop), dt)
+    shape = np.broadcast_shapes(start.shape, stop.shape)
+    start, stop = lax_shape.broadcast_to_rank(start, shape), lax_shape.broadcast_to_rank(stop,
+                                                                                           shape)
+    axis = axis % (len(shape) + 1)
+    out_shape = shape[:axis] + (num,) + shape[axis:]
+    div = num - 1 if endpoint else num
+    step = ufuncs.divide(ufuncs.subtract(stop, start), max(div, 1))
+    index = lax_shape.broadcast_in_dim(lax_shape.iota(dt, num), out_shape, (axis,))
+    at = lax_shape.expand_dims
+    out = ufuncs.add(at(start, (axis,)), ufuncs.multiply(index, at(step, (axis,))))
+    if endpoint and num > 1:
+        last = ufuncs.equal(index, num - 1)
+        out = ufuncs.where(last, lax_shape.broadcast_to_rank(at(stop, (axis,)), out_shape), out)
+    return (out, step) if retstep else out
 
 
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base: float = 10.0,

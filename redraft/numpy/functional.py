@@ -28,25 +28,80 @@ def _vmap():
 
 
 def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None = None):
-    """pyfunc applied elementwise over broadcast arguments (through vmap over each axis).
-    Core-dimension signatures ('(n),(n)->()') are not supported yet."""
-    if signature is not None:
-        raise NotImplementedError("vectorize(signature=...) is not supported yet")
+    """pyfunc applied over broadcast arguments (through vmap over each loop axis). With a
+    generalised-ufunc `signature` such as '(m,n),(n)->(m)', each argument's trailing axes
+    are the core axes pyfunc sees; the leading ones broadcast and are looped over."""
+    ins, outs = _parse_signature(signature) if signature is not None else (None, None)
 
     @functools.wraps(pyfunc)
     def wrapped(*args):
         arrays = [jnp.asarray(a) if i not in excluded else a for i, a in enumerate(args)]
         batched = [i for i, a in enumerate(arrays) if i not in excluded]
-        shape = jnp.broadcast_shapes(*[arrays[i].shape for i in batched]) if batched else ()
-        for i in batched:
-            arrays[i] = jnp.broadcast_to(arrays[i], shape)
-        fun = pyfunc
+        cores = _core_shapes(ins, [arrays[i] for i in batched], pyfunc)
+        loops = [arrays[i].shape[:arrays[i].ndim - len(c)] for i, c in zip(batched, cores)]
+        shape = jnp.broadcast_shapes(*loops) if batched else ()
+        for i, core in zip(batched, cores):
+            arrays[i] = jnp.broadcast_to(arrays[i], shape + core)
+        fun = pyfunc if outs is None else _checking_outputs(pyfunc, outs)
         in_axes = tuple(0 if i in batched else None for i in range(len(arrays)))
         for _ in range(len(shape)):
             fun = _vmap()(fun, in_axes=in_axes)
         return fun(*arrays)
 
     return wrapped
+
+
+def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """'(m,n),(n)->(m)' as ([('m', 'n'), ('n',)], [('m',)])."""
+    import re
+    text = signature.replace(" ", "")
+    group = r"\((?:\w+(?:,\w+)*)?\)"
+    if not re.fullmatch(rf"{group}(?:,{group})*->{group}(?:,{group})*", text):
+        raise ValueError(f"not a valid gufunc signature: {signature!r}")
+    sides = text.split("->")
+    return [[tuple(d for d in g.strip("()").split(",") if d) for g in re.findall(group, side)]
+            for side in sides]
+
+
+def _core_shapes(ins, arrays: list, pyfunc) -> list[tuple[int, ...]]:
+    """The core shape of each argument under signature inputs `ins` (all () without one),
+    checking that every core dimension name has one size."""
+    if ins is None:
+        return [()] * len(arrays)
+    if len(ins) != len(arrays):
+        raise TypeError(f"wrong number of positional arguments: expected {len(ins)}, got "
+                        f"{len(arrays)} (vectorize of {getattr(pyfunc, '__name__', pyfunc)})")
+    sizes: dict[str, int] = {}
+    shapes = []
+    for dims, a in zip(ins, arrays):
+        if a.ndim < len(dims):
+            raise ValueError(f"input with shape {a.shape} does not have enough dimensions "
+                             f"for its core dimensions {dims}")
+        core = a.shape[a.ndim - len(dims):]
+        for name, size in zip(dims, core):
+            if sizes.setdefault(name, size) != size:
+                raise ValueError(f"inconsistent size for core dimension {name!r}: "
+                                 f"{sizes[name]} vs {size}")
+        shapes.append(tuple(core))
+    return shapes
+
+
+def _checking_outputs(pyfunc: Callable, outs: list[tuple[str, ...]]) -> Callable:
+    """pyfunc, checking that it returns as many outputs as the signature names, each of
+    its core rank."""
+    @functools.wraps(pyfunc)
+    def checked(*args):
+        result = pyfunc(*args)
+        results = (result,) if len(outs) == 1 else result
+        if len(outs) > 1 and (not isinstance(result, tuple) or len(result) != len(outs)):
+            raise ValueError(f"vectorize: the function must return a tuple of {len(outs)} "
+                             "outputs, as its signature says")
+        for r, dims in zip(results, outs):
+            if jnp.ndim(r) != len(dims):
+                raise ValueError(f"vectorize: an output has rank {jnp.ndim(r)}, but its "
+                                 f"core dimensions {dims} say {len(dims)}")
+        return result
+    return checked
 
 
 def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs) -> Array:

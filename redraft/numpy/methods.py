@@ -4,6 +4,8 @@ Done once at import of redraft.numpy, so the runtime's Array class holds no nume
 """
 from __future__ import annotations
 
+import functools
+
 from redraft.runtime.array import Array, install_index_modes, install_numpy_api, wrap_host
 from redraft.runtime.convert import as_array
 
@@ -33,6 +35,17 @@ def _transpose(self, *axes) -> Array:
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
         axes = axes[0]
     return transpose(self, axes or None)
+
+
+def _method(fn):
+    """`x.name(...)` as jnp.name(x, ...), also taking NumPy's `out=None`: np.sum(x) and its
+    kin call the method of an object that is not an ndarray with out=None, as on JAX's."""
+    @functools.wraps(fn)
+    def method(self, *args, out=None, **kwargs):
+        if out is not None:
+            raise TypeError(f"{fn.__name__}: out= is not supported (arrays are immutable)")
+        return fn(self, *args, **kwargs)
+    return method
 
 
 def _matmul_operand(other):
@@ -68,12 +81,12 @@ def install_methods(jnp) -> None:
     reductions = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax",
                   "argmin", "cumsum", "cumprod", "ptp")
     for name in reductions:
-        setattr(Array, name, getattr(jnp, name))
+        setattr(Array, name, _method(getattr(jnp, name)))
     for name in ("clip", "round", "conj", "conjugate", "dot", "ravel", "squeeze", "swapaxes",
                  "flatten", "nonzero", "sort", "argsort", "take", "trace", "diagonal",
                  "repeat", "real", "imag", "searchsorted", "cumsum"):
         if hasattr(jnp, name):
-            setattr(Array, name, getattr(jnp, name))
+            setattr(Array, name, _method(getattr(jnp, name)))
     Array.flatten = lambda self, order="C": jnp.ravel(self)
     Array.astype = _astype
     Array.reshape = _reshape

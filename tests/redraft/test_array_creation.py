@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import redraft
+import redraft.numpy as jnp
 from redraft.sharding import SingleDeviceSharding
 
 SHARDING = SingleDeviceSharding(redraft.devices()[0])
@@ -39,3 +40,31 @@ def test_copy_to_host_async_accepts_arrays_only():
     assert redraft.copy_to_host_async({"a": redraft.numpy.ones(2)}) is None
     with pytest.raises(TypeError):
         redraft.copy_to_host_async(["text"])
+
+
+def test_conversions_of_values_known_only_at_run_time():
+    """jnp.asarray/array(x, dtype) and jnp.float32(x) of a value being compiled are casts
+    (they read the value into NumPy, which a compiled value cannot be), differentiable
+    as JAX's are."""
+    f = redraft.jit(lambda x: (jnp.asarray(jnp.floor(x), dtype=jnp.int32), jnp.int32(x * 2),
+                               jnp.array(x, jnp.float16, ndmin=2)))
+    i, j, h = f(1.5)
+    assert (int(i), i.dtype, int(j), h.shape, h.dtype) == (1, np.int32, 3, (1, 1), np.float16)
+    for transform in (redraft.grad, lambda g: redraft.jit(redraft.grad(g))):
+        np.testing.assert_allclose(transform(lambda x: jnp.float32(x) ** 2)(1.5), 3.0)
+        np.testing.assert_allclose(transform(lambda x: jnp.int32(x) * x)(2.5), 2.0)
+    assert repr(redraft.ShapeDtypeStruct((3,), jnp.float32)) == (
+        "ShapeDtypeStruct(shape=(3,), dtype=float32)")
+
+
+def test_numpy_reductions_of_an_array_call_its_methods():
+    """np.sum(x) calls x.sum(axis=None, dtype=None, out=None): redraft's methods take
+    NumPy's out=None (any other out is refused), so NumPy's reductions work on Arrays as
+    they do on JAX's."""
+    x = jnp.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(np.sum(x), 15.0)
+    np.testing.assert_allclose(np.mean(x, axis=0), [2.0, 3.0])
+    np.testing.assert_allclose(np.std(x), np.std(np.arange(6.0)), rtol=1e-6)
+    assert isinstance(np.max(x, axis=1), redraft.Array)
+    with pytest.raises(TypeError, match="out="):
+        x.sum(out=np.zeros(()))

@@ -38,10 +38,10 @@ from redraft.compiler.transforms.tidy import tidy
 
 # operations on containers: their operands' cotangents may be lists or dicts, which add
 # item by item (ad.add), never with `+`
-STRUCTURAL_OPS = (operator.getitem, core_helpers.append, core_helpers.make_dict,
+STRUCTURAL_OPS = (operator.getitem, tuple, list, core_helpers.append, core_helpers.make_dict,
                   core_helpers.set_item, core_helpers.concat, core_helpers.values_of,
-                  core_helpers.items_of, core_helpers.keys_of, core_helpers.tree_index,
-                  core_helpers.tree_stack, core_helpers.tree_unstack)
+                  core_helpers.items_of, core_helpers.keys_of, core_helpers.iterated,
+                  core_helpers.tree_index, core_helpers.tree_stack, core_helpers.tree_unstack)
 
 
 def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",

@@ -158,6 +158,22 @@ def depth(t: BType) -> int:
     return 0
 
 
+def uniform(t: BType) -> BType:
+    """`t` with every item converted to the type of any one item (bt.element): the type a
+    container needs before an item is read at a key known only at run time."""
+    if isinstance(t, Dict):
+        return Dict(t.keys, (element(t),) * len(t.keys))
+    if isinstance(t, Tuple):
+        return Tuple(*((element(t),) * len(t.items)))
+    return t
+
+
+def iterated(t: BType) -> BType:
+    """The type a for loop over a value of type `t` binds: a dict's keys are unbatched; any
+    other container binds its items."""
+    return U if isinstance(t, Dict) else element(t)
+
+
 def join(a: BType, b: BType) -> BType:
     """The least type both `a` and `b` convert to."""
     out = _join(a, b)

@@ -282,7 +282,7 @@ class Batching:
             iterable = self.atomize(self.rows(s.iter, it), s.origin, out)
             item_t = it
         else:
-            item_t = bt.element(it)
+            item_t = bt.iterated(it)
         target, head = s.target, []
         if self.dry:
             self.set_type(s.target, item_t)

@@ -142,22 +142,36 @@ def custom_jvp_core(fn: custom_jvp | custom_vjp, mask: tuple[bool, ...]) -> ir.F
     nm = _fresh(params)
     dots = [nm(f"{p}_dot") for p, m in zip(params, mask) if m]
     body: list[ir.Stmt] = []
-    primals, tangents, it = nm("primals"), nm("tangents"), iter(dots)
-    body.append(ir.Assign((primals,), ir.Tuple(tuple(ir.Var(p) for p in params))))
-    items = []
-    for p, m in zip(params, mask):
+    tangent_of, it = {}, iter(dots)
+    for i, (p, m) in enumerate(zip(params, mask)):
         if m:
-            items.append(ir.Var(next(it)))
-        else:
+            tangent_of[i] = ir.Var(next(it))
+        elif i not in _nondiff(fn, params):
             z = nm(f"{p}_zero")
             body.append(ir.Assign((z,), ir.Call(helper("zeros_like"), (ir.Var(p),))))
-            items.append(ir.Var(z))
-    body.append(ir.Assign((tangents,), ir.Tuple(tuple(items))))
+            tangent_of[i] = ir.Var(z)
     pair = nm("pair")
-    rule = ir.Ref(fn.jvp_rule, fn.jvp_rule.__name__)
-    body.append(ir.Assign((pair,), ir.Call(rule, (ir.Var(primals), ir.Var(tangents)))))
+    body.append(ir.Assign((pair,), _rule_call(fn, params, tangent_of, nm, body)))
     body.append(ir.Return(ir.Var(pair)))
     return _function(f"{fn.__name__}_jvp", params + tuple(dots), body, fn)
+
+
+def _nondiff(fn: custom_jvp | custom_vjp, params) -> list[int]:
+    """The positions of fn's nondiff_argnums among its parameters, in order."""
+    return sorted(i % len(params) for i in fn.nondiff_argnums)
+
+
+def _rule_call(fn, params, tangent_of: dict, nm, body: list) -> ir.Call:
+    """The call of the user's jvp rule as JAX makes it: the nondiff arguments first, then
+    the tuples of the other primals and of their tangents (`tangent_of[i]`)."""
+    nondiff = _nondiff(fn, params)
+    diff = [i for i in range(len(params)) if i not in nondiff]
+    primals, tangents = nm("primals"), nm("tangents")
+    body.append(ir.Assign((primals,), ir.Tuple(tuple(ir.Var(params[i]) for i in diff))))
+    body.append(ir.Assign((tangents,), ir.Tuple(tuple(tangent_of[i] for i in diff))))
+    rule = ir.Ref(fn.jvp_rule, fn.jvp_rule.__name__)
+    return ir.Call(rule, tuple(ir.Var(params[i]) for i in nondiff)
+                   + (ir.Var(primals), ir.Var(tangents)))
 
 
 def batched_rule_core(fn: custom_jvp, batched_rule, n: int) -> ir.Function:
@@ -190,13 +204,12 @@ def custom_jvp_tangent_map(fn: custom_jvp) -> ir.Function:
     params = _params(fn)
     nm = _fresh(params)
     dots = [nm(f"{p}_dot") for p in params]
-    primals, tangents, pair, out = nm("primals"), nm("tangents"), nm("pair"), nm("out_dot")
-    rule = ir.Ref(fn.jvp_rule, fn.jvp_rule.__name__)
-    body = [ir.Assign((primals,), ir.Tuple(tuple(ir.Var(p) for p in params))),
-            ir.Assign((tangents,), ir.Tuple(tuple(ir.Var(d) for d in dots))),
-            ir.Assign((pair,), ir.Call(rule, (ir.Var(primals), ir.Var(tangents)))),
-            ir.Assign((out,), ir.Call(GETITEM, (ir.Var(pair), ir.Const(1)))),
-            ir.Return(ir.Var(out))]
+    pair, out = nm("pair"), nm("out_dot")
+    body: list[ir.Stmt] = []
+    call = _rule_call(fn, params, {i: ir.Var(d) for i, d in enumerate(dots)}, nm, body)
+    body += [ir.Assign((pair,), call),
+             ir.Assign((out,), ir.Call(GETITEM, (ir.Var(pair), ir.Const(1)))),
+             ir.Return(ir.Var(out))]
     return _function(f"{fn.__name__}_tangent_map", params + tuple(dots), body, fn)
 
 
@@ -228,7 +241,7 @@ def custom_vjp_bwd_core(fn: custom_vjp, mask: tuple[bool, ...], single: bool) ->
     nm = _fresh(params)
     ct, pair, res, bars = nm("ct"), nm("pair"), nm("res"), nm("all_bars")
     # nondiff_argnums: bwd takes them first, and returns cotangents of the others only
-    nondiff = sorted(i % len(params) for i in fn.nondiff_argnums)
+    nondiff = _nondiff(fn, params)
     position = {i: j for j, i in enumerate(i for i in range(len(params)) if i not in nondiff)}
     body: list[ir.Stmt] = [
         ir.Assign((pair,), ir.Call(ir.Ref(fn.fwd, fn.fwd.__name__),

@@ -46,9 +46,13 @@ def add(a, b):
 
 
 def unbroadcast(g, x):
-    """Sum `g` down to the shape of `x` (undoing NumPy broadcasting in reverse mode)."""
+    """Sum `g` down to the shape of `x` (undoing NumPy broadcasting in reverse mode). Where
+    x is real and g complex, x was promoted to complex on the way, and the cotangent of
+    that promotion is g's real part (as JAX transposes its convert_element_type)."""
     target = np.shape(x) if not isinstance(x, Array) else x.shape
     g = jnp.asarray(g)
+    if g.dtype.kind == "c" and not jnp.iscomplexobj(x):
+        g = jnp.real(g)
     if g.shape == target:
         return g
     lead = g.ndim - len(target)
@@ -67,20 +71,33 @@ def broadcast_like(t, ans):
     return t if t.shape == shape else jnp.broadcast_to(t, shape)
 
 
-def unsum(g, x, axis=None, keepdims=False):
-    """The cotangent of `sum(x, axis)`: g spread back over the summed axes of x."""
+def unsum(g, x, axis=None, keepdims=False, where=None):
+    """The cotangent of `sum(x, axis, where=where)`: g spread back over the summed axes of
+    x, and 0 at the elements `where` leaves out of the sum."""
     shape = jnp.shape(x)
     g = jnp.asarray(g)
-    if g.ndim == 0:
-        if type(g._buf) is np.ndarray:  # eager: a read-only broadcast view
-            return wrap_host(np.broadcast_to(g._buf, shape), g._weak)
-        return jnp.broadcast_to(g, shape)
-    if not keepdims:
-        ndim = len(shape)
-        axes = range(ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-        for a in sorted(ax % ndim for ax in axes):
-            g = jnp.expand_dims(g, a)
-    return jnp.broadcast_to(g, shape)
+    if g.ndim == 0 and type(g._buf) is np.ndarray:  # eager: a read-only broadcast view
+        out = wrap_host(np.broadcast_to(g._buf, shape), g._weak)
+    else:
+        if g.ndim and not keepdims:
+            ndim = len(shape)
+            axes = range(ndim) if axis is None else (
+                axis if isinstance(axis, tuple) else (axis,))
+            for a in sorted(ax % ndim for ax in axes):
+                g = jnp.expand_dims(g, a)
+        out = jnp.broadcast_to(g, shape)
+    if where is None:
+        return out
+    return jnp.where(where, out, jnp.zeros_like(out))
+
+
+def mean_count(x, axis=None, keepdims=False, where=None):
+    """How many elements of x each mean over `axis` averages: a number, or with where= an
+    array shaped like the mean (only the elements `where` keeps count)."""
+    if where is None:
+        return jnp.size(x) // max(jnp.size(jnp.sum(x, axis=axis)), 1)
+    mask = jnp.broadcast_to(where, jnp.shape(x))
+    return jnp.sum(mask, axis=axis, keepdims=keepdims)
 
 
 def grad_seed(out):
@@ -225,6 +242,21 @@ def index_add(x, idx, g):
     return z.at[clamped_index(z.shape, idx)].add(g)
 
 
+def iterated_tangent(xs, xs_dot):
+    """The tangent of iterated(xs): xs_dot for a sequence or array; for a dict, whose loop
+    visits its keys, zeros shaped like the keys (no derivative reaches a key)."""
+    if isinstance(xs, dict):
+        return [zeros_like(key) for key in xs]
+    return xs_dot
+
+
+def iterated_bar(g, xs):
+    """The cotangent of iterated(xs): g for a sequence or array, none for a dict's keys."""
+    if isinstance(xs, dict):
+        return None
+    return g
+
+
 def values_bar(g, container):
     """The cotangent of values_of(container): a dict of container's keys, g's items."""
     if isinstance(container, dict):
@@ -366,6 +398,33 @@ def safe_log(x):
 def pick_first(x, y, ties_first: bool):
     """1 where max(x, y) comes from x, 0 where from y, 0.5 at ties (as JAX)."""
     return jnp.where(x > y, 1.0, jnp.where(x == y, 0.5, 0.0))
+
+
+def abs_slope(x):
+    """d|x|/dx as JAX takes it: 1 at 0 and above, -1 below; for complex x, conj(x)/|x|,
+    the factor |x|'s tangent takes the real part of (abs_tangent)."""
+    if jnp.iscomplexobj(x):
+        return jnp.conj(jnp.sign(x))
+    return jnp.where(x >= 0, 1.0, -1.0)
+
+
+def abs_tangent(t, x):
+    """The tangent of |x| for a tangent t of x: t * abs_slope(x), its real part for complex
+    x (|x| is real)."""
+    out = t * abs_slope(x)
+    return jnp.real(out) if jnp.iscomplexobj(out) else out
+
+
+def clip_slope(a, a_min=None, a_max=None, min=None, max=None):  # noqa: A002 - clip's names
+    """d clip(a)/da as JAX's clip (max, then min) has it: 1 strictly inside the bounds, 0
+    outside, 0.5 on a bound (max and min split a tie)."""
+    slope = 1.0
+    for bound, below in ((a_min if a_min is not None else min, True),
+                         (a_max if a_max is not None else max, False)):
+        if bound is not None:
+            kept = a > bound if below else a < bound
+            slope = slope * jnp.where(a == bound, 0.5, jnp.where(kept, 1.0, 0.0))
+    return slope
 
 
 def inside(a, lo, hi):

@@ -254,3 +254,14 @@ def test_store_is_atomic_and_checks_hashes(tmp_path, monkeypatch):
     other.parent.mkdir(parents=True)
     shutil.copytree(store.entry_dir("ab" * 32), other)
     assert store.load("cd" * 32) is None and not other.exists()
+
+
+def test_lambdas_on_one_line_have_their_own_fingerprints():
+    """getsource gives every lambda of a line the same text; the key also holds the code
+    (a second process got the first lambda's compiled code for the second: a wrong result).
+    Lambdas of one line with the same code may share a key: their compiled code is the same."""
+    from redraft.compiler.cache.fingerprint import fingerprint
+    fs = [lambda x: x * 2.0, lambda x: x * 3.0, lambda x: x + 2.0]
+    keys = [fingerprint(f) for f in fs]
+    assert len(set(keys)) == 3
+    assert fingerprint(fs[1]) == keys[1]

@@ -250,3 +250,150 @@ def test_an_object_with_a_call_method_is_called_through_it():
                                np.sum(h), rtol=1e-6)
     expected = np.outer(np.asarray(x), 2.0 * (1 - np.tanh(np.asarray(x) @ np.asarray(w)) ** 2))
     np.testing.assert_allclose(redraft.grad(_net_loss)([w], x)[0], expected, rtol=1e-5)
+
+
+def _scan_by_keyword(x):
+    def step(c, _):
+        c = c * 0.9 + 1.0
+        return c, c ** 2
+    c, ys = redraft.lax.scan(step, x, length=4)
+    return jnp.sum(ys) + c
+
+
+def _scan_loop_by_hand(x):
+    total, c = 0.0, x
+    for _ in range(4):
+        c = c * 0.9 + 1.0
+        total = total + c ** 2
+    return total + c
+
+
+def test_lax_control_flow_arguments_by_keyword():
+    """lax.scan(f, init, length=4) and fori_loop(..., unroll=2): keywords take their
+    parameter's place, the parameters skipped before them their defaults."""
+    for transform in (lambda f: f, redraft.jit, redraft.grad, lambda f: redraft.jit(
+            redraft.grad(f))):
+        got = transform(_scan_by_keyword)(1.5)
+        want = transform(_scan_loop_by_hand)(1.5)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+    def fori(x):
+        return redraft.lax.fori_loop(0, 3, lambda i, v: v * x + i, init_val=1.0, unroll=2)
+    np.testing.assert_allclose(redraft.grad(fori)(2.0), 3 * 2.0 ** 2 + 1, rtol=1e-6)  # x^3+x+2
+
+
+def _decorated_checkpoint(x):
+    @redraft.checkpoint
+    def cell(c, _):
+        return jnp.sin(c) * 1.1, None
+    c, _ = redraft.lax.scan(cell, x, None, length=3)
+    return c
+
+
+def _decorated_vmap(x, w):
+    @functools.partial(redraft.vmap, in_axes=(0, None))
+    def apply(xi, scale):
+        return jnp.tanh(xi @ w) * scale
+    return jnp.sum(apply(x, 2.0))
+
+
+def _decorated_twice(x):
+    @redraft.jit
+    @redraft.grad
+    def inner(y):
+        return jnp.sum(jnp.sin(y) * x)
+    return inner(x)
+
+
+def test_decorated_local_functions():
+    """`@d def g` inside a transformed function is `g = d(g)`, innermost decorator first."""
+    def by_hand(c):
+        for _ in range(3):
+            c = jnp.sin(c) * 1.1
+        return c
+    for transform in (redraft.grad, lambda f: redraft.jit(redraft.grad(f))):
+        np.testing.assert_allclose(transform(_decorated_checkpoint)(0.7),
+                                   redraft.grad(by_hand)(0.7), rtol=1e-6)
+    x, w = np.asarray(X), np.asarray(W)
+    slope = 1 - np.tanh(x @ w) ** 2
+    np.testing.assert_allclose(redraft.grad(_decorated_vmap, argnums=1)(X, W),
+                               2.0 * x.T @ slope, rtol=1e-5)
+    v = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_allclose(redraft.jit(_decorated_twice)(v), np.cos(v) * v, rtol=1e-6)
+    np.testing.assert_allclose(redraft.grad(lambda t: jnp.sum(_decorated_twice(t)))(v),
+                               np.cos(v) - v * np.sin(v), rtol=1e-5)
+
+
+def _local_defaults_and_keywords(x):
+    out = 0.0
+    for i in range(3):
+        times_i = lambda t, i=i: t * i  # noqa: E731 - the default keeps this i
+        out = out + times_i(x)
+
+    def affine(t, scale=2.0, shift=x):
+        return t * scale + shift
+    return jnp.sum(out + affine(x) + affine(x, scale=3.0) + affine(t=x, shift=1.0))
+
+
+def test_local_functions_with_defaults_and_keyword_calls():
+    """Defaults are evaluated where the local function is defined (as Python does), and
+    calls may pass keywords: 3x + (2x + x) + (3x + x) + (2x + 1) = 12x + 1."""
+    v = np.array([1.0, -0.5], np.float32)
+    np.testing.assert_allclose(_local_defaults_and_keywords(v), np.sum(12 * v + 1), rtol=1e-6)
+    np.testing.assert_allclose(redraft.jit(_local_defaults_and_keywords)(v),
+                               np.sum(12 * v + 1), rtol=1e-6)
+    np.testing.assert_allclose(redraft.grad(_local_defaults_and_keywords)(v), [12.0, 12.0])
+
+
+def _over_a_local_list_of_functions(x):
+    fs = [jnp.sin, lambda t: t * 2]
+    out = 0.0
+    for f in fs:
+        out = out + f(x)
+    return jnp.sum(out + sum(g(x) for g in fs))
+
+
+def test_loops_over_a_local_list_of_functions_unroll():
+    """`fs = [jnp.sin, lambda t: 2 * t]` assigned once is known when the source is read,
+    as a global list is: loops and comprehensions over it call known functions."""
+    v = np.array([0.3, 1.2], np.float32)
+    for transform in (redraft.grad, lambda f: redraft.jit(redraft.grad(f))):
+        np.testing.assert_allclose(transform(_over_a_local_list_of_functions)(v),
+                                   2 * (np.cos(v) + 2), rtol=1e-6)
+
+
+def _spread_in_displays(x, ys):
+    t = (x, *ys, x * 2)
+    items = [*ys, x]
+    return jnp.sum(jnp.stack(t)) + jnp.sum(jnp.stack(items) ** 2)
+
+
+def _tuple_and_list_of_one_sequence(ys):
+    return jnp.sum(jnp.stack(tuple(ys)) * jnp.stack(list(ys)))
+
+
+def test_spreads_in_tuple_and_list_displays():
+    """`(x, *ys, 2 * x)` and `[*ys, x]` are sequences joined item by item; the cotangents
+    that reach ys through two of them add item by item (they were concatenated, giving a
+    cotangent list twice as long)."""
+    x = np.ones(2, np.float32)
+    ys = [np.ones(2, np.float32), 2 * np.ones(2, np.float32)]
+    np.testing.assert_allclose(redraft.jit(_spread_in_displays)(x, ys), 24.0)
+    gx, gys = redraft.grad(_spread_in_displays, argnums=(0, 1))(x, ys)
+    np.testing.assert_allclose(gx, 1 + 2 + 2 * x)
+    assert len(gys) == 2
+    np.testing.assert_allclose(gys[0], 1 + 2 * ys[0])
+    np.testing.assert_allclose(gys[1], 1 + 2 * ys[1])
+    g = redraft.grad(_tuple_and_list_of_one_sequence)(ys)
+    assert len(g) == 2
+    np.testing.assert_allclose(g[1], 2 * ys[1])
+
+
+def test_size_bounded_nonzero_and_unique_compile():
+    @redraft.jit
+    def positions_and_values(x):
+        idx = jnp.nonzero(x > 0, size=3, fill_value=-1)[0]
+        return idx, jnp.unique(x, size=4, fill_value=0.0)
+    idx, u = positions_and_values(jnp.array([1.0, -1.0, 2.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(idx, [0, 2, 3])
+    np.testing.assert_array_equal(u, [-1.0, 1.0, 2.0, 3.0])

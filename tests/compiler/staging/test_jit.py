@@ -211,3 +211,55 @@ def _mismatched_branches(x):
     else:
         y = x[:2]
     return y
+
+
+def test_while_condition_joined_by_and_of_run_time_values():
+    """`while a > tol and i < n:` on run-time values: the condition's block holds a staged
+    branch, whose merged value the loop reads after the block (it was dropped as dead)."""
+    def newton_sqrt(a):
+        x = a
+        i = 0
+        while jnp.abs(x * x - a) > 1e-5 and i < 50:
+            x = 0.5 * (x + a / x)
+            i += 1
+        return x
+    np.testing.assert_allclose(jit(newton_sqrt)(2.0), np.sqrt(2.0), rtol=1e-5)
+    np.testing.assert_allclose(jit(newton_sqrt)(9.0), newton_sqrt(9.0), rtol=1e-6)
+
+
+def test_lower_then_compile_calls_with_the_lowered_signature():
+    """jit(f).lower(*args).compile() as in JAX: called with the non-static arguments of the
+    lowered shapes and dtypes; other shapes raise TypeError."""
+    compiled = jit(lambda x, n: x * n, static_argnums=1).lower(jnp.ones(3), 3).compile()
+    np.testing.assert_allclose(compiled(jnp.arange(3.0)), [0.0, 3.0, 6.0])
+    assert "mul" in compiled.as_text()
+    with pytest.raises(TypeError, match="lowered for other"):
+        compiled(jnp.ones(4))
+
+
+def test_fori_loop_and_range_with_a_run_time_bound():
+    """lax.fori_loop(0, n, ...) and `for i in range(1, n)` with n only known when the code
+    runs stage as while loops on a counter (as JAX turns such a fori_loop into a
+    while_loop), forward-differentiable."""
+    def doubling(n, x):
+        return redraft.lax.fori_loop(0, n, lambda i, v: v * 2 + i, x)
+
+    def partial_sums(n, x):
+        s = x
+        for i in range(1, n):
+            s = s + i * x
+        return s
+    for n in (0, 1, 3):
+        np.testing.assert_allclose(jit(doubling)(n, 1.0), doubling(n, 1.0))
+        np.testing.assert_allclose(jit(partial_sums)(n + 1, 2.0), partial_sums(n + 1, 2.0))
+    _, slope = redraft.jvp(lambda x: jit(doubling)(3, x), (1.0,), (1.0,))
+    np.testing.assert_allclose(slope, 8.0)
+
+
+def test_linspace_with_an_end_known_only_at_run_time():
+    for args, kwargs in ((2.0,), {}), ((jnp.array([1.0, 2.0]),), {"endpoint": False}), (
+            (jnp.array([1.0, 2.0]),), {"axis": -1}):
+        a = args[0]
+        got = jit(lambda a: jnp.linspace(a, 3 * a, 4, **kwargs))(a)
+        np.testing.assert_allclose(got, np.linspace(np.asarray(a), 3 * np.asarray(a), 4,
+                                                    **kwargs), rtol=1e-6)

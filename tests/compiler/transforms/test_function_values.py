@@ -559,3 +559,31 @@ def test_hessian_vector_products_in_every_order():
     close(jit(grad(lambda x: redraft.jvp(wiggly, (x,), (v,))[1]))(XS), H @ v, rtol=1e-5)
     hvp = jit(lambda x, v: grad(lambda x: jnp.vdot(grad(wiggly)(x), v))(x))
     close(hvp(XS, v), H @ v, rtol=1e-5)
+
+
+def test_custom_jvp_with_nondiff_argnums_takes_them_first():
+    """JAX calls the rule as jvp(*nondiff_args, primals, tangents), the tuples holding
+    only the other arguments."""
+    @partial(redraft.custom_jvp, nondiff_argnums=(1,))
+    def scaled(x, s):
+        return x * s
+
+    @scaled.defjvp
+    def scaled_jvp(s, primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return x * s, x_dot * s * 2  # twice the true slope: the rule is what runs
+
+    for transform in (grad, lambda f: redraft.jit(grad(f))):
+        np.testing.assert_allclose(transform(lambda x: scaled(x, 3.0))(1.0), 6.0)
+    out, out_dot = redraft.jvp(lambda x: scaled(x, 3.0), (2.0,), (1.0,))
+    np.testing.assert_allclose((out, out_dot), (6.0, 6.0))
+
+    @partial(redraft.custom_jvp, nondiff_argnums=(0,))
+    def clip_tangent(t, x):
+        return x
+
+    @clip_tangent.defjvp
+    def clip_tangent_jvp(t, primals, tangents):
+        return primals[0], jnp.clip(tangents[0], -t, t)
+    _, out_dot = redraft.jvp(lambda x: clip_tangent(0.5, 3.0 * x), (1.0,), (1.0,))
+    np.testing.assert_allclose(out_dot, 0.5)

@@ -17,6 +17,7 @@ from redraft.numpy import promotion
 from redraft.scipy import special
 from redraft.test_util import check_grads
 from redraft.transforms import grad
+import redraft
 
 RNG = np.random.default_rng(0)
 
@@ -306,3 +307,46 @@ def calls_positional_only(x): return jnp.sum(positional_only(x))
 def test_bug_positional_only_parameters():
     np.testing.assert_allclose(np.asarray(grad(calls_positional_only)(np.ones(2, np.float32))),
                                [2.0, 2.0])
+
+
+def _masked_sum(x):
+    return jnp.sum(jnp.sin(x), axis=1, where=x > 0)
+
+
+def _masked_mean(x):
+    return jnp.sum(jnp.mean(x * x, axis=0, where=x > 0) ** 2)
+
+
+def _masked_mean_all(x):
+    return jnp.mean(jnp.exp(x), where=x < 1.0)
+
+
+@pytest.mark.parametrize("fn", [_masked_sum, _masked_mean, _masked_mean_all])
+def test_reductions_with_where_differentiate_only_the_kept_elements(fn):
+    """sum/mean(where=m): the elements m leaves out get no cotangent, and a mean divides by
+    the number kept (the rules ignored `where`: a silently wrong gradient)."""
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
+    m = x > 0 if fn is not _masked_mean_all else x < 1.0
+    g = np.asarray(grad(lambda t: jnp.sum(fn(t)))(x))
+    assert np.all(g[~m] == 0)
+    check_grads(fn, (x,), order=2, modes=("fwd", "rev"), atol=2e-2, rtol=2e-2)
+
+
+KINKS = [  # (function, point, JAX 0.10.2's derivative there)
+    (nn.relu, 0.0, 0.0), (nn.relu6, 0.0, 0.0), (nn.relu6, 6.0, 0.0), (jnp.abs, 0.0, 1.0),
+    (nn.hard_tanh, 1.0, 1.0), (nn.hard_tanh, -1.0, 1.0),
+    (lambda x: jnp.clip(x, 0.0, 1.0), 0.0, 0.5), (lambda x: jnp.clip(x, 0.0, 1.0), 1.0, 0.5),
+    (lambda x: jnp.clip(x, min=0.0), 0.0, 0.5), (lambda x: jnp.maximum(x, 0.0), 0.0, 0.5),
+    (lambda x: jnp.fmax(x, 0.0), 0.0, 0.0), (lambda x: jnp.fmin(x, 0.0), 0.0, 0.0),
+    (lambda x: jnp.fmin(0.0, x), 0.0, 1.0), (nn.leaky_relu, 0.0, 1.0), (nn.elu, 0.0, 1.0),
+]
+
+
+@pytest.mark.parametrize("fn, x, slope", KINKS)
+def test_derivatives_at_kinks_follow_jax(fn, x, slope):
+    """Where a function has no derivative, redraft returns the one JAX's rules give, so
+    that gradients at exact zeros (zero-initialised biases, ReLU inputs) agree with JAX's,
+    in both modes and compiled."""
+    assert float(grad(fn)(x)) == slope
+    assert float(redraft.jit(grad(fn))(x)) == slope
+    assert float(redraft.jvp(fn, (x,), (1.0,))[1]) == slope

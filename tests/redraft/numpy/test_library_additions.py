@@ -193,3 +193,31 @@ def test_functional_helpers():
     check(jnp.piecewise(x, [x < 0], [jnp.negative, lambda v: v * 10]),
           np.piecewise(x, [x < 0], [np.negative, lambda v: v * 10]))
     check(jnp.fromfunction(jnp.add, (2, 3)), np.fromfunction(np.add, (2, 3)).astype(np.float32))
+
+
+def matvec(m, v):
+    return m @ v
+
+
+def total_and_double(x):
+    return jnp.sum(x), x * 2
+
+
+def test_vectorize_with_a_gufunc_signature():
+    """Core axes at the end of each argument, loop axes broadcast in front (as NumPy's
+    np.vectorize(signature=...) does), several outputs, and clear errors."""
+    rng = np.random.default_rng(0)
+    m, v = rng.standard_normal((4, 2, 3), np.float32), rng.standard_normal((5, 1, 3), np.float32)
+    mv = jnp.vectorize(matvec, signature="(m,n),(n)->(m)")
+    want = np.vectorize(lambda a, b: a @ b, signature="(m,n),(n)->(m)")(m, v)
+    np.testing.assert_allclose(mv(m, v), want, rtol=1e-5)
+    assert mv(m, v).shape == (5, 4, 2)
+    total, double = jnp.vectorize(total_and_double, signature="(n)->(),(n)")(m)
+    np.testing.assert_allclose(total, m.sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(double, 2 * m)
+    with pytest.raises(ValueError, match="core dimension 'n'"):
+        mv(m, np.ones(4, np.float32))
+    with pytest.raises(ValueError, match="not a valid gufunc signature"):
+        jnp.vectorize(matvec, signature="(n)->")
+    with pytest.raises(ValueError, match="rank"):
+        jnp.vectorize(matvec, signature="(m,n),(n)->()")(m, v)

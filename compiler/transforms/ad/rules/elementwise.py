@@ -38,11 +38,13 @@ defjvp(jnp.where, None,
 defvjp(jnp.where, None,
        lambda g, ans, condition, x, y: ad.unbroadcast(jnp.where(condition, g, 0.0), x),
        lambda g, ans, condition, x, y: ad.unbroadcast(jnp.where(condition, 0.0, g), y))
-# clip passes the derivative where it left `a` as it was (bounds given as a_min or min alike)
-defjvp(jnp.clip, lambda a_dot, ans, a: jnp.where(ans == a, ad.broadcast_like(a_dot, ans), 0.0),
+# clip passes the derivative where it left `a` as it was, half of it on a bound (as JAX's
+# max-then-min does); bounds given as a_min or min alike
+defjvp(jnp.clip, lambda a_dot, ans, a, a_min=None, a_max=None, min=None, max=None:
+       ad.broadcast_like(a_dot, ans) * ad.clip_slope(a, a_min, a_max, min, max),
        argnames=("a",))
-defvjp(jnp.clip, lambda g, ans, a: ad.unbroadcast(jnp.where(ans == a, g, 0.0), a),
-       argnames=("a",))
+defvjp(jnp.clip, lambda g, ans, a, a_min=None, a_max=None, min=None, max=None:
+       ad.unbroadcast(g * ad.clip_slope(a, a_min, a_max, min, max), a), argnames=("a",))
 
 # Structural zeros: the cotangent of the side a selection did not take is zero by
 # construction, and stays zero through that side's chain of rules (vjp.py, ad.safe_mul).

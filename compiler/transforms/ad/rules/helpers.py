@@ -10,10 +10,16 @@ defjvp(ad.unbroadcast, lambda g_dot, ans, g, x: ad.unbroadcast(g_dot, x))
 defvjp(ad.unbroadcast, lambda ct, ans, g, x: ad.broadcast_like(ct, g))
 defjvp(ad.broadcast_like, lambda t_dot, out, t, ans: ad.broadcast_like(t_dot, ans))
 defvjp(ad.broadcast_like, lambda ct, out, t, ans: ad.unbroadcast(ct, t))
-defjvp(ad.unsum, lambda g_dot, ans, g, x, axis=None, keepdims=False:
-       ad.unsum(g_dot, x, axis, keepdims))
-defvjp(ad.unsum, lambda ct, ans, g, x, axis=None, keepdims=False:
-       jnp.sum(ct, axis=axis, keepdims=keepdims))
+defjvp(ad.unsum, lambda g_dot, ans, g, x, axis=None, keepdims=False, where=None:
+       ad.unsum(g_dot, x, axis, keepdims, where))
+defvjp(ad.unsum, lambda ct, ans, g, x, axis=None, keepdims=False, where=None:
+       jnp.sum(ct, axis=axis, keepdims=keepdims, where=where))
+defnondiff(ad.mean_count, "a count of elements")
+defnondiff(ad.abs_slope, "piecewise constant (complex curvature of |x| is not followed)")
+defjvp(ad.abs_tangent, lambda t_dot, ans, t, x: ad.abs_tangent(t_dot, x), argnames=("t",))
+defvjp(ad.abs_tangent, lambda ct, ans, t, x: ct * ad.abs_slope(x), argnames=("t",))
+defstatic(ad.abs_tangent, "x")
+defnondiff(ad.clip_slope, "piecewise constant")
 defjvp(ad.add, lambda a_dot, ans, a, b: a_dot, lambda b_dot, ans, a, b: b_dot)
 defjvp_joint(ad.add, lambda a_dot, b_dot, ans, a, b: ad.add(a_dot, b_dot), ("a", "b"))
 defvjp(ad.add, lambda ct, ans, a, b: ct, lambda ct, ans, a, b: ct)

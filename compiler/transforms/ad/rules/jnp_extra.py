@@ -219,6 +219,12 @@ def _gelu_vjp(g, ans, x, approximate=True):
 
 defjvp(nn.gelu, _gelu_jvp)
 defvjp(nn.gelu, _gelu_vjp)
+# relu and relu6 pass no derivative at their kinks (JAX's custom rules), where max would
+# split it in half
+defjvp(nn.relu, lambda x_dot, ans, x: jnp.where(x > 0, x_dot, 0.0))
+defvjp(nn.relu, lambda g, ans, x: jnp.where(x > 0, g, 0.0))
+defjvp(nn.relu6, lambda x_dot, ans, x: jnp.where((x > 0) & (x < 6), x_dot, 0.0))
+defvjp(nn.relu6, lambda g, ans, x: jnp.where((x > 0) & (x < 6), g, 0.0))
 defjvp(nn.sigmoid, lambda x_dot, ans, x: x_dot * (ans * (1 - ans)))
 defvjp(nn.sigmoid, lambda g, ans, x: g * (ans * (1 - ans)))
 defjvp(nn.softplus, lambda x_dot, ans, x: x_dot * lax.logistic(x))
@@ -401,3 +407,11 @@ for _op in (lad.refuse_if, lad.reduction_axes, lad.degrees_of_freedom, lad.flat_
             lad.axis_or_zero, lad.negated, lad.tile_layout, lad.pad_crop, lad.tensordot_axes,
             lad.tensordot_bar_spec, lad.inner_axes, lad.euclidean_norm_axis):
     defnondiff(_op, "computes static parameters from shapes and static arguments")
+
+# jnp.float32(x) and the other scalar types are casts (JAX's are functions that convert)
+from redraft.numpy import scalar_types as _scalar_types  # noqa: E402
+
+for _name in _scalar_types.__all__:
+    _type = getattr(_scalar_types, _name)
+    defjvp(_type, lambda x_dot, ans, x=0: ad.tangent_astype(x_dot, ans.dtype))
+    defvjp(_type, lambda g, ans, x=0: ad.cotangent_astype(g, x, ans.dtype))

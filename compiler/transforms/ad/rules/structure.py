@@ -30,6 +30,16 @@ defjvp(ad.items_bar, lambda g_dot, ans, g, container: ad.items_bar(g_dot, contai
 defvjp(ad.items_bar, lambda ct, ans, g, container: helpers.items_of(ct), argnames=("g",))
 defstatic(ad.items_bar, "container")
 defnondiff(helpers.keys_of, "a dict's keys")
+defjvp(helpers.iterated, lambda xs_dot, ans, xs: ad.iterated_tangent(xs, xs_dot))
+defvjp(helpers.iterated, lambda g, ans, xs: ad.iterated_bar(g, xs))
+defjvp(ad.iterated_tangent, lambda xs_dot_dot, ans, xs, xs_dot:
+       ad.iterated_tangent(xs, xs_dot_dot), argnames=("xs_dot",))
+defvjp(ad.iterated_tangent, lambda ct, ans, xs, xs_dot: ad.iterated_bar(ct, xs),
+       argnames=("xs_dot",))
+defstatic(ad.iterated_tangent, "xs")
+defjvp(ad.iterated_bar, lambda g_dot, ans, g, xs: ad.iterated_bar(g_dot, xs), argnames=("g",))
+defvjp(ad.iterated_bar, lambda ct, ans, g, xs: ad.iterated_tangent(xs, ct), argnames=("g",))
+defstatic(ad.iterated_bar, "xs")
 defjvp(helpers.concat, lambda left_dot, ans, left, right:
        helpers.concat(left_dot, ad.zeros_like(right)),
        lambda right_dot, ans, left, right: helpers.concat(ad.zeros_like(left), right_dot))

@@ -39,7 +39,11 @@ def _getitem(b):
     if isinstance(tx, bt.CONTAINERS) or (isinstance(tx, bt.Tree) and isinstance(key, str)):
         if bt.is_batched(ti):
             return loop(b)
-        return b.call, bt.item(tx, key) if key is not ... else bt.element(tx)
+        if key is not ...:
+            return b.call, bt.item(tx, key)
+        # a key known only at run time may read any item: all items take one type first
+        x = b.ctx.convert(x, tx, bt.uniform(tx), b.out, b.origin)
+        return ir.Call(b.call.fn, (x, idx)), bt.element(tx)
     if isinstance(tx, bt.Tree) and not bt.is_batched(ti):  # a container or an array: at run time
         return ir.Call(vm_ref("getitem"), (x, idx)), bt.TREE
     if not bt.is_batched(ti):

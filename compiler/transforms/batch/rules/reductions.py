@@ -26,11 +26,15 @@ for _name in ("count_nonzero", "ptp", "median", "nanmedian"):
 for _name in ("quantile", "percentile", "nanquantile", "nanpercentile"):
     defbatch(getattr(jnp, _name), reduction())  # q must be the same for every example
 defbatch(jnp.logsumexp, reduction(extra=("b",)))
+# NumPy's own reductions call a redraft Array's method (np.sum(x) is x.sum(), as on JAX's)
+for _name in ("sum", "prod", "mean", "max", "min", "amax", "amin", "all", "any", "var", "std"):
+    defbatch(getattr(np, _name), reduction(extra=("where",)))
 
 # ---- over axis (None: the raveled example) ---------------------------------------------------
 
 for _name in ("argmax", "argmin", "cumsum", "cumprod"):
     defbatch(getattr(jnp, _name), reduction(none="flatten"))
+    defbatch(getattr(np, _name), reduction(none="flatten"))
 for _name in ("sort", "argsort"):
     defbatch(getattr(jnp, _name), reduction(none="flatten", default=-1))
 defbatch(np.argsort, reduction(none="flatten", default=-1))

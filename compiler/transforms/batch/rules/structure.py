@@ -43,6 +43,16 @@ def _items_of(b):
     return b.call, bt.TREE if bt.is_batched(t) else bt.U
 
 
+def _iterated(kind: int, value: int):
+    """The rule of iterated(xs) and its AD companions: argument `kind` is xs, whose kind
+    decides (a dict's keys are unbatched); otherwise the result has argument `value`'s type."""
+    def rule(b):
+        if isinstance(b.ctx.type_of(b.call.args[kind]), bt.Dict):
+            return b.call, bt.U
+        return b.call, b.ctx.type_of(b.call.args[value])
+    return rule
+
+
 def _concat(b):
     """left + right of sequences: two tuple types join item by item; otherwise a list type
     whose element type joins both sides'."""
@@ -161,6 +171,9 @@ defbatch(helpers.concat, _concat)
 defbatch(helpers.values_of, _values_of)
 defbatch(helpers.items_of, _items_of)
 defbatch(helpers.keys_of, lambda b: (b.call, bt.U))
+defbatch(helpers.iterated, _iterated(kind=0, value=0))
+defbatch(ad.iterated_tangent, _iterated(kind=0, value=1))
+defbatch(ad.iterated_bar, _iterated(kind=1, value=0))
 defbatch(helpers.make_dict, _make_dict)
 defbatch(helpers.set_item, _set_item)
 defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
