@@ -1652,6 +1652,10 @@ def lift(parent: "Lowering", node, name: str, out: list) -> local_functions.Loca
                       - set(parent.known))
     for other in reads & set(parent.local_functions):  # a sibling's captures pass through
         captured = sorted(set(captured) | set(parent.local_functions[other].captured))
+    for other in reads & set(parent.known):  # so do those of a closure passed to parent
+        value = parent.known[other]
+        if isinstance(value, local_functions.LocalFunction) and other not in own_locals:
+            captured = sorted(set(captured) | set(value.captured))
     defaults = tuple(parent.expr(d, out) for d in node.args.defaults)
     lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
     core = specialise.fold_static_calls(to_ssa(lowering.run(), coalesce=False))

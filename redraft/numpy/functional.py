@@ -42,11 +42,14 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
         shape = jnp.broadcast_shapes(*loops) if batched else ()
         for i, core in zip(batched, cores):
             arrays[i] = jnp.broadcast_to(arrays[i], shape + core)
-        fun = pyfunc if outs is None else _checking_outputs(pyfunc, outs)
+        fun = pyfunc
         in_axes = tuple(0 if i in batched else None for i in range(len(arrays)))
         for _ in range(len(shape)):
             fun = _vmap()(fun, in_axes=in_axes)
-        return fun(*arrays)
+        result = fun(*arrays)
+        if outs is not None:
+            _check_outputs(result, outs, len(shape))
+        return result
 
     return wrapped
 
@@ -86,22 +89,17 @@ def _core_shapes(ins, arrays: list, pyfunc) -> list[tuple[int, ...]]:
     return shapes
 
 
-def _checking_outputs(pyfunc: Callable, outs: list[tuple[str, ...]]) -> Callable:
-    """pyfunc, checking that it returns as many outputs as the signature names, each of
-    its core rank."""
-    @functools.wraps(pyfunc)
-    def checked(*args):
-        result = pyfunc(*args)
-        results = (result,) if len(outs) == 1 else result
-        if len(outs) > 1 and (not isinstance(result, tuple) or len(result) != len(outs)):
-            raise ValueError(f"vectorize: the function must return a tuple of {len(outs)} "
-                             "outputs, as its signature says")
-        for r, dims in zip(results, outs):
-            if jnp.ndim(r) != len(dims):
-                raise ValueError(f"vectorize: an output has rank {jnp.ndim(r)}, but its "
-                                 f"core dimensions {dims} say {len(dims)}")
-        return result
-    return checked
+def _check_outputs(result, outs: list[tuple[str, ...]], loop_rank: int) -> None:
+    """The function returned as many outputs as the signature names, each of its core rank
+    (behind the `loop_rank` loop axes)."""
+    results = (result,) if len(outs) == 1 else result
+    if len(outs) > 1 and (not isinstance(result, tuple) or len(result) != len(outs)):
+        raise ValueError(f"vectorize: the function must return a tuple of {len(outs)} "
+                         "outputs, as its signature says")
+    for r, dims in zip(results, outs):
+        if jnp.ndim(r) - loop_rank != len(dims):
+            raise ValueError(f"vectorize: an output has rank {jnp.ndim(r) - loop_rank}, but "
+                             f"its core dimensions {dims} say {len(dims)}")
 
 
 def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs) -> Array:

@@ -397,3 +397,22 @@ def test_size_bounded_nonzero_and_unique_compile():
     idx, u = positions_and_values(jnp.array([1.0, -1.0, 2.0, 2.0, 3.0]))
     np.testing.assert_array_equal(idx, [0, 2, 3])
     np.testing.assert_array_equal(u, [-1.0, 1.0, 2.0, 3.0])
+
+
+def _bisect(f, lo, hi):
+    def not_narrow(s):
+        return s[1] - s[0] > 1e-6
+
+    def halve(s):
+        lo, hi = s
+        mid = (lo + hi) / 2
+        return jnp.where(f(mid) > 0, lo, mid), jnp.where(f(mid) > 0, mid, hi)
+    return redraft.lax.while_loop(not_narrow, halve, (lo, hi))[0]
+
+
+def test_a_closure_passed_in_reaches_the_local_functions_that_call_it():
+    """bisect(lambda x: x ** 3 - a, ...) under jit: the loop body, a local function of
+    bisect, calls the closure, so it captures the closure's values too (NameError)."""
+    cube_root = redraft.jit(lambda a: _bisect(lambda x: x ** 3 - a, 0.0, 3.0))
+    np.testing.assert_allclose(cube_root(8.0), 2.0, atol=1e-5)
+    np.testing.assert_allclose(cube_root(1.0), 1.0, atol=1e-5)

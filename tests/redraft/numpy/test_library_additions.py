@@ -221,3 +221,9 @@ def test_vectorize_with_a_gufunc_signature():
         jnp.vectorize(matvec, signature="(n)->")
     with pytest.raises(ValueError, match="rank"):
         jnp.vectorize(matvec, signature="(m,n),(n)->()")(m, v)
+
+
+def test_vectorize_with_a_signature_compiles():
+    mv = jnp.vectorize(matvec, signature="(m,n),(n)->(m)")
+    m = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
+    np.testing.assert_allclose(redraft.jit(lambda a: mv(a, jnp.ones(3)))(m), m.sum(-1))
