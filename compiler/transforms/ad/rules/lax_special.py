@@ -11,8 +11,8 @@ import inspect
 import redraft.numpy as jnp
 from redraft import lax
 from redraft.compiler.primitives.registry import defjvp, defnondiff, defstatic, defvjp
-from redraft.compiler.transforms.runtime import ad
-from redraft.lax import structure
+from redraft.compiler.transforms.runtime import ad, lad
+from redraft.lax import patches, structure
 from redraft.scipy.special_functions import incomplete_gamma, lax_forms
 
 
@@ -137,3 +137,27 @@ defvjp(lax.reduce_precision, lambda g, ans, operand, exponent_bits, mantissa_bit
        lax.reduce_precision(g, exponent_bits, mantissa_bits))
 
 
+
+# ---- conv_general_dilated_patches (redraft/lax/patches.py): the convolution's rules in lhs ---
+
+
+def patches_cotangent(g, lhs, filter_shape, window_strides, padding, lhs_dilation,
+                      rhs_dilation, dimension_numbers):
+    """The cotangent of lhs: the convolution's, with the patch kernel."""
+    kernel, numbers, channels = patches.patches_kernel(
+        jnp.shape(lhs), jnp.result_type(lhs), filter_shape, dimension_numbers)
+    return lad.conv_lhs_bar(g, lhs, kernel, window_strides, padding, lhs_dilation,
+                            rhs_dilation, numbers, channels, 1)
+
+
+defjvp(lax.conv_general_dilated_patches,
+       lambda lhs_dot, ans, lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+       rhs_dilation=None, dimension_numbers=None, precision=None, preferred_element_type=None:
+       lax.conv_general_dilated_patches(lhs_dot, filter_shape, window_strides, padding,
+                                        lhs_dilation, rhs_dilation, dimension_numbers,
+                                        precision, preferred_element_type))
+defvjp(lax.conv_general_dilated_patches,
+       lambda g, ans, lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+       rhs_dilation=None, dimension_numbers=None, precision=None, preferred_element_type=None:
+       patches_cotangent(g, lhs, filter_shape, window_strides, padding, lhs_dilation,
+                         rhs_dilation, dimension_numbers))

@@ -16,6 +16,7 @@ for _fn in (lax_forms.igamma, lax_forms.igammac, lax_forms.igamma_grad_a, lax_fo
             rules.select_n_mask, rules.select_n_part,
             lax.broadcast_like, lax.empty, lax.index_take, structure.index_take_scatter,
             lax.optimization_barrier, lax.stack, lax.unstack, lax.bitcast_convert_type,
-            lax.reduce_precision, lax.mulhi, incomplete_gamma.digamma):
+            lax.reduce_precision, lax.mulhi, incomplete_gamma.digamma,
+            lax.conv_general_dilated_patches, rules.patches_cotangent):
     defbatch_source(_fn)
 defbatch(lax.select_n, ELEMENTWISE)
