@@ -16,8 +16,14 @@ from redraft.jit import compile, jit, make_ir, make_jaxpr  # noqa: F401,A004
 from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # noqa: F401
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
+from redraft.custom_gradient import custom_gradient  # noqa: F401
 from redraft.vmap import vmap  # noqa: F401
 lax.stop_gradient = stop_gradient  # handed down: jax.lax.stop_gradient is this same function
+# lax.igamma, zeta, betainc, ...: computed beside redraft.scipy.special's forms, handed down
+from redraft.scipy.special_functions import lax_forms as _lax_forms  # noqa: E402
+for _name in _lax_forms.__all__:
+    setattr(lax, _name, getattr(_lax_forms, _name))
+lax.__all__ = sorted(set(lax.__all__) | set(_lax_forms.__all__))
 from redraft.export import export  # noqa: F401
 from redraft import debug, nn, tree  # noqa: F401
 from redraft.abstract import ShapeDtypeStruct, eval_shape, typeof  # noqa: F401
@@ -37,6 +43,11 @@ from redraft.array_creation import (copy_to_host_async, make_array_from_callback
                                     make_array_from_process_local_data,
                                     make_array_from_single_device_arrays)
 from redraft.environment import clear_caches, print_environment_info  # noqa: F401
+from redraft.config_contexts import (debug_infs, debug_nans, live_arrays,  # noqa: F401
+                                     numpy_dtype_promotion, numpy_rank_promotion,
+                                     transfer_guard, transfer_guard_device_to_device,
+                                     transfer_guard_device_to_host,
+                                     transfer_guard_host_to_device)
 from redraft.ad_extras import checkpoint_policies, float0, fwd_and_bwd  # noqa: F401
 from redraft.refs import Ref, ds, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 from redraft import sharding  # noqa: F401

@@ -19,7 +19,8 @@ from typing import Any, Callable, Sequence
 from redraft.compiler import driver
 from redraft.compiler.staging.values import register_transparent
 from redraft.runtime.array import Array
-from redraft.runtime.config import x64_enabled
+from redraft.runtime import numeric_checks
+from redraft.runtime.config import DEBUG_CHECKS, x64_enabled
 from redraft.runtime.errors import prefix_user_origin
 from redraft.runtime.pytree import tree_leaves
 from redraft.runtime.staged import StagedBuf
@@ -86,7 +87,10 @@ class Jitted:
             entry = self._fast.get((x64_enabled(), key))
             if entry is not None:  # the hot path: no pytrees, no signature objects
                 compiled, dtypes, defaults = entry
-                return compiled.call_buffers(_fast_buffers(args + defaults, dtypes))
+                out = compiled.call_buffers(_fast_buffers(args + defaults, dtypes))
+                if DEBUG_CHECKS[0]:
+                    self._check_outputs(out, args, kwargs)
+                return out
         if self._gathers:  # *args, **kwargs, keyword-only: compile per call shape
             from redraft.compiler.frontend.specialise import specialise_call
             found = specialise_call(self, args, kwargs)
@@ -111,10 +115,31 @@ class Jitted:
                 param_dtypes = tuple(p.aval.dtype for p in compiled.ir.params)
                 self._fast[(x64_enabled(), key)] = (compiled, param_dtypes, defaults)
         try:
-            return compiled(leaves)
+            out = compiled(leaves)
         except Exception as e:
             prefix_user_origin(e)
             raise
+        if DEBUG_CHECKS[0]:
+            self._check_outputs(out, args, {})
+        return out
+
+    def _check_outputs(self, out, args: tuple, kwargs: dict) -> None:
+        """jax_debug_nans/infs: a NaN or an infinity in the outputs runs the function again
+        op by op, whose checks name the operation that made it (as JAX's de-optimised
+        rerun); if none does, the outputs themselves are the error."""
+        kinds = [numeric_checks.bad_value(leaf._value()) for leaf in tree_leaves(out)
+                 if isinstance(leaf, Array)]
+        kind = next((k for k in kinds if k is not None), None)
+        if kind is None:
+            return
+        previous = switches.set_jit_disabled(True)
+        try:
+            self.fun(*args, **kwargs)
+        finally:
+            switches.set_jit_disabled(previous)
+        name = getattr(self.fun, "__name__", "function")
+        raise FloatingPointError(f"invalid value ({kind}) encountered in the output of "
+                                 f"jitted function {name}")
 
     def _compile(self, sig: driver.Signature, args: tuple) -> driver.Compiled:
         """Compile for `sig` once: threads calling at the same moment (pmap's devices, on

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from redraft.runtime import transfer_guard
 from redraft.runtime.device_buffer import DeviceBuffer
 from redraft.runtime.devices import Device, host_device
 
@@ -87,7 +88,8 @@ class Array:
 
     def copy_to_host_async(self) -> None:
         if type(self._buf) is DeviceBuffer:
-            self._buf.copy_to_host_async()
+            with transfer_guard.explicit():  # asked for: an explicit transfer
+                self._buf.copy_to_host_async()
 
     def tolist(self):
         return self._value().tolist()

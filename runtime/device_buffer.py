@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from redraft.runtime import transfer_guard
 from redraft.runtime.devices import Device
 
 
@@ -124,6 +125,8 @@ class DeviceBuffer:
     def copy_to_host_async(self) -> None:
         """Queue the copy back to the host; `to_host` then only waits for it."""
         if self._host is None and self._host_pending is None:
+            transfer_guard.check("device_to_host",
+                                 f"{self.dtype.name}{list(self.shape)} from {self.device}")
             self._host_pending = stream_of(self.device).submit(_download, self)
 
     def to_host(self) -> np.ndarray:

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from redraft.runtime.config import x64_enabled
+from redraft.runtime.config import strict_dtype_promotion, x64_enabled
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -132,7 +132,37 @@ def _join(a, b):
 
 def promote_pair(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool) -> tuple[np.dtype, bool]:
     """(dtype, weak) of combining a value of type (a, a_weak) with one of (b, b_weak)."""
+    if a != b and strict_dtype_promotion():
+        _check_strict(a, a_weak, b, b_weak)
     return _promote_pair(a, a_weak, b, b_weak, x64_enabled())
+
+
+class TypePromotionError(TypeError):
+    """An implicit promotion that jax_numpy_dtype_promotion="strict" refuses (JAX's name)."""
+
+
+# the array kinds a weakly typed Python scalar of each kind joins without a new dtype
+_STRICT_WEAK_JOINS = {"b": "b", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
+
+
+def _check_strict(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool) -> None:
+    """Strict promotion: one dtype, or a weak Python scalar that the other's kind holds
+    (float32 + 1.0); anything else is an error."""
+    if a_weak and b_weak:
+        return
+    if a_weak and np.dtype(b).kind in _STRICT_WEAK_JOINS[np.dtype(a).kind]:
+        return
+    if b_weak and np.dtype(a).kind in _STRICT_WEAK_JOINS[np.dtype(b).kind]:
+        return
+    names = tuple(f"<class '{_PY_NAMES[np.dtype(d).kind]}'>" if weak else np.dtype(d).name
+                  for d, weak in ((a, a_weak), (b, b_weak)))
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path when "
+        f"jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+        f"output type, or set jax_numpy_dtype_promotion=standard.")
+
+
+_PY_NAMES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 
 
 @functools.lru_cache(maxsize=None)

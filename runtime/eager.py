@@ -29,7 +29,9 @@ from typing import Callable
 
 import numpy as np
 
+from redraft.runtime import numeric_checks
 from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.config import DEBUG_CHECKS, RANK_CHECKS, check_rank_promotion
 from redraft.runtime.device_buffer import DeviceBuffer
 from redraft.runtime.staged import StagedBuf
 
@@ -157,6 +159,8 @@ def bind(prim, *args: Array, **params):
     except (ValueError, TypeError, IndexError):
         _explain(prim, args, params)
         raise
+    if DEBUG_CHECKS[0]:
+        numeric_checks.check(prim.name, out)
     weak = prim.result_weak(weaks, params)
     if prim.multiple_results:
         return tuple(wrap_host(np.asarray(o), weak) for o in out)
@@ -191,6 +195,8 @@ def unary_binder(prim) -> Callable[[Array], Array]:
             raise
         if type(out) is not _ndarray:
             out = np.asarray(out)  # NumPy returns scalars for 0-d results
+        if DEBUG_CHECKS[0]:
+            numeric_checks.check(prim.name, out)
         result = Array()  # wrap_host, inlined on this hot path
         result._buf = out
         result._weak = weak_if_weak and x._weak
@@ -208,6 +214,8 @@ def binary_binder(prim, otherwise: Callable[[object, object], Array]) -> Callabl
         if type(x) is not Array or type(y) is not Array:
             return otherwise(x, y)
         xbuf, ybuf = x._buf, y._buf
+        if RANK_CHECKS[0]:
+            check_rank_promotion(prim.name, xbuf.shape, ybuf.shape)
         if xbuf.dtype != ybuf.dtype:
             return otherwise(x, y)
         if type(xbuf) is not _ndarray or type(ybuf) is not _ndarray:
@@ -219,6 +227,8 @@ def binary_binder(prim, otherwise: Callable[[object, object], Array]) -> Callabl
             raise
         if type(out) is not _ndarray:
             out = np.asarray(out)
+        if DEBUG_CHECKS[0]:
+            numeric_checks.check(prim.name, out)
         result = Array()  # wrap_host, inlined on this hot path
         result._buf = out
         result._weak = weak_if_weak and x._weak and y._weak

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from redraft.runtime import device_buffer
+from redraft.runtime import device_buffer, transfer_guard
 from redraft.runtime.array import Array, wrap_device, wrap_host
 from redraft.runtime.convert import as_array, new_array
 from redraft.runtime.devices import Device, host_device
@@ -17,6 +17,11 @@ def _map_leaves(fn, tree):
 def device_put(x, device: Device | None = None):
     """Place every leaf of `x` on `device` as an Array (without a device: Arrays stay where
     they are, anything else goes to the host). Copies to a GPU are queued, not waited for."""
+    with transfer_guard.explicit():
+        return _device_put(x, device)
+
+
+def _device_put(x, device: Device | None):
     if device is None:
         return _map_leaves(lambda v: v if isinstance(v, Array) else _to_array(v), x)
     if device.platform == "cpu":
@@ -30,6 +35,8 @@ def to_device(v, device: Device) -> Array:
     a = v if isinstance(v, Array) else _to_array(v)
     if a.device == device:
         return a
+    direction = "host_to_device" if a.device.platform == "cpu" else "device_to_device"
+    transfer_guard.check(direction, f"{a.dtype.name}{list(a.shape)} to {device}")
     return wrap_device(device_buffer.put(np.asarray(a), device), a._weak)
 
 
@@ -45,7 +52,8 @@ def _to_array(v) -> Array:
 
 def device_get(x):
     """Every Array leaf of `x` as a NumPy array on the host."""
-    return _map_leaves(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+    with transfer_guard.explicit():
+        return _map_leaves(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
 
 
 def host_device_default() -> Device:

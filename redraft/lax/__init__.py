@@ -44,7 +44,13 @@ from redraft.lax.windows import (conv_general_permutations, conv_general_shape_t
 from redraft.lax.scans import associative_scan, cumlogsumexp  # noqa: F401
 from redraft.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # noqa: F401
 from redraft.lax.special import bessel_i0e, bessel_i1e  # noqa: F401
+from redraft.random.gamma import random_gamma_grad  # noqa: F401
+from redraft.lax.bits import (bitcast_convert_type, complex, mulhi,  # noqa: F401,A004
+                              reduce_precision)
+from redraft.lax.structure import (broadcast_like, empty, index_take,  # noqa: F401
+                                   optimization_barrier, select_n, stack, unstack)
 from redraft.lax.scatter_updates import scatter_sub  # noqa: F401
+from redraft.lax.patches import conv_general_dilated_patches  # noqa: F401
 from redraft.lax.primitives import PRIMITIVES as _PRIMITIVES
 
 

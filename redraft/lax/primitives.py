@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from redraft.compiler.primitives import (collectives, conv, elementwise, fft, gather, linalg,
-                                         reductions, shape)
+from redraft.compiler.primitives import (bits, collectives, conv, elementwise, fft, gather,
+                                         linalg, reductions, shape)
 from redraft.compiler.primitives.base import Primitive
 
 _FAMILIES: tuple[ModuleType, ...] = (elementwise, shape, reductions, linalg, conv, gather, fft,
-                                     collectives)
+                                     collectives, bits)
 
 
 def _declared(module: ModuleType) -> dict[str, Primitive]:

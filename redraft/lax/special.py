@@ -5,7 +5,7 @@ power series of I0 and I1 (all terms positive, so it sums without cancellation) 
 |x| <= 15, times exp(-|x|), and Hankel's asymptotic expansion beyond, which needs no
 exponential at all. Each branch sees only the inputs it is meant for (a safe stand-in
 elsewhere), so neither overflows where the other is chosen. The derivatives are rules
-(compiler/transforms/rules/lax_composed.py): i0e' = i1e - sign(x) i0e and
+(compiler/transforms/ad/rules/lax_composed.py): i0e' = i1e - sign(x) i0e and
 i1e' = i0e - i1e (sign(x) + 1/x).
 """
 from __future__ import annotations

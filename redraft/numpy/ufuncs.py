@@ -11,7 +11,11 @@ import numpy as np
 from redraft.compiler.primitives import elementwise as ew
 from redraft.compiler.primitives import registry as _registry
 from redraft.runtime import dtypes
+from redraft.runtime import numeric_checks as _numeric_checks
 from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.config import DEBUG_CHECKS as _DEBUG_CHECKS
+from redraft.runtime.config import RANK_CHECKS as _RANK_CHECKS
+from redraft.runtime.config import check_rank_promotion as _check_rank_promotion
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind, binary_binder, impl_rules, unary_binder
 
@@ -26,6 +30,8 @@ def _binary(prim, name: str, to_inexact: bool = False):
     run_with_scalar = _scalar_binder(prim, to_inexact)
 
     def promote_and_bind(x, y) -> Array:
+        if _RANK_CHECKS[0]:
+            _check_rank_promotion(name, np.shape(x), np.shape(y))
         if run_with_scalar is not None:
             out = run_with_scalar(x, y)
             if out is not None:
@@ -103,6 +109,8 @@ def _scalar_binder(prim, to_inexact: bool):
             return None  # the general path raises the primitive's own, clearer error
         if type(out) is not np.ndarray:
             out = np.asarray(out)
+        if _DEBUG_CHECKS[0]:
+            _numeric_checks.check(prim.name, out)
         return wrap_host(out, weak_if_weak and array._weak)
 
     return run

@@ -414,3 +414,16 @@ def convert(b: ir.IRBuilder, x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Va
         return x
     return b.sext(x, target) if is_signed(src) else b.zext(x, target)
 
+
+
+# ---- bitcast between types of one width (compiler/primitives/bits.py) ------------------------
+
+from redraft.compiler.primitives import bits  # noqa: E402
+
+
+@rule(bits.bitcast_convert_type_p)
+def _bitcast(b, args, dtypes, out, params):
+    x = args[0]
+    if is_bool(dtypes[0]) or is_bool(out):
+        raise Unsupported("bitcast of bool")  # registers hold bools as i1, not 8 bits
+    return b.bitcast(x, register_type(out, lanes_of(x)))

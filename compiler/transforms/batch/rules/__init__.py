@@ -4,7 +4,8 @@ from redraft.compiler.transforms.batch.rules import (ad_helpers, collectives,  #
                                                      control, creation, elementwise, indexing,
                                                      linalg, misc, products, random,
                                                      reductions, shapes, structure,
-                                                     transforms, vmap_helpers, lax_composed)
+                                                     transforms, vmap_helpers, lax_composed,
+                                                     lax_special)
 
 from redraft.compiler.transforms.batch.rules import indexing_modes  # noqa: E402,F401
 
