@@ -98,7 +98,7 @@ def _result_is_one_array(core: ir.Function, argnum: int) -> bool:
     argument's structure: the batch type vmap infers for the result with the argument a
     pytree of batched leaves is B (a container type, a pytree of unknown structure, or
     unbatched, say nothing of it being one array)."""
-    from redraft.compiler.transforms.batch.vmap import result_type
+    from redraft.compiler.transforms.batch.infer import result_type
     types = tuple(bt.TREE if i == argnum else bt.U for i in range(len(core.params)))
     try:
         return result_type(core, types) is bt.B
