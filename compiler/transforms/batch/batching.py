@@ -80,7 +80,7 @@ def has_batch_rule(op) -> bool:
     return batch_entry(op) is not None
 
 
-# ---- the type of a rule's value, without rewriting ------------------------------------------------
+# ---- the type of a rule's value, without rewriting -----------------------------------------------
 
 def _batched_array(spec, b: "RuleCall") -> bt.BType:
     """ElementwiseBatching's and AxisBatching's value: one batched array (their loop over

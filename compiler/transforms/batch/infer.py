@@ -289,7 +289,7 @@ def call_kind(type_of, call: ir.Call, origin) -> tuple[str, object]:
     raise TransformError(f"{where(origin)}vmap: `{fn.path}` cannot be batched: {entry.reason}")
 
 
-# ---- calls of the user's functions ----------------------------------------------------------------
+# ---- calls of the user's functions ---------------------------------------------------------------
 
 def user_call_type(type_of, call: ir.Call, origin) -> bt.BType:
     """The type of `g(a, b)` batched: g's result type for its arguments' types, or a tree
