@@ -11,7 +11,6 @@ A name is never one already taken. Two spellings of "new":
 """
 from __future__ import annotations
 
-import copy
 from typing import Iterable
 
 from redraft.compiler.core import ir
@@ -99,10 +98,3 @@ class Names:
         if key not in self.derived:
             self.derived[key] = self.fresh(f"{var}_{suffix}")
         return self.derived[key]
-
-    def scratch(self) -> "Names":
-        """An independent generator in this one's state, for a trial run whose names are
-        thrown away (vmap's batch-type inference)."""
-        out = copy.copy(self)
-        out.used, out.derived = set(self.used), dict(self.derived)
-        return out

@@ -68,7 +68,7 @@ def _parse_lambda(fn, filename: str) -> ParsedFunction:
     if not lines:
         raise SourceUnavailableError(f"cannot read the source of a lambda in {filename}")
     line = code.co_firstlineno
-    candidates = list(_lambdas_by_line(_parse_enclosing(lines, line)).get(line, ()))
+    candidates = list(_parse_enclosing(lines, line).lambdas_by_line().get(line, ()))
     if not candidates:
         raise SourceUnavailableError(f"no lambda found at {filename}:{line}")
     if len(candidates) > 1:
@@ -78,31 +78,32 @@ def _parse_lambda(fn, filename: str) -> ParsedFunction:
     return ParsedFunction(candidates[0], filename, 0)
 
 
-@functools.lru_cache(maxsize=64)
-def _parse_text(text: str) -> gast.AST:
-    """A whole file parsed once (rule files hold many lambdas, each looked up in it)."""
-    return _parse(text)
-
-
-_LAMBDA_INDEX: dict[int, tuple[gast.AST, dict[int, list]]] = {}
-
-
-def _lambdas_by_line(tree: gast.AST) -> dict[int, list]:
-    """The lambdas of `tree` by first line, walked once per parsed file: walking a rule file
+class _ParsedText:
+    """A parsed file (or the statement around a line), with the index of its lambdas by
+    first line, built on first use and living as long as the parse: walking a rule file
     for each of its lambdas took half of the MLP update's first compile."""
-    entry = _LAMBDA_INDEX.get(id(tree))
-    if entry is None or entry[0] is not tree:
-        index: dict[int, list] = {}
-        for n in gast.walk(tree):
-            if isinstance(n, gast.Lambda):
-                index.setdefault(n.lineno, []).append(n)
-        if len(_LAMBDA_INDEX) >= 64:
-            _LAMBDA_INDEX.clear()
-        entry = _LAMBDA_INDEX[id(tree)] = (tree, index)
-    return entry[1]
+
+    def __init__(self, tree: gast.AST):
+        self.tree = tree
+        self._lambdas: dict[int, list] | None = None
+
+    def lambdas_by_line(self) -> dict[int, list]:
+        if self._lambdas is None:
+            index: dict[int, list] = {}
+            for n in gast.walk(self.tree):
+                if isinstance(n, gast.Lambda):
+                    index.setdefault(n.lineno, []).append(n)
+            self._lambdas = index
+        return self._lambdas
 
 
-def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
+@functools.lru_cache(maxsize=64)
+def _parse_text(text: str) -> _ParsedText:
+    """A whole file parsed once (rule files hold many lambdas, each looked up in it)."""
+    return _ParsedText(_parse(text))
+
+
+def _parse_enclosing(lines: list[str], line: int) -> _ParsedText:
     """Parse the whole file; fall back to the statement around `line` if the file is partial."""
     try:
         return _parse_text("".join(lines))
@@ -117,7 +118,7 @@ def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
             for n in gast.walk(tree):
                 if hasattr(n, "lineno"):
                     n.lineno += start
-            return tree
+            return _ParsedText(tree)
     raise SourceUnavailableError(f"cannot parse the code around line {line}")
 
 

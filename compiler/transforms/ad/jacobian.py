@@ -5,31 +5,37 @@ For an array argument and an array result the Jacobian is one batched computatio
 the function's jvp over the basis of the input space (jacfwd), or of its backward pass over
 the basis of the output space (jacrev). Pytrees take a loop over the basis vectors instead:
 
-    def f_jacfwd(x):
+    def f_jacfwd(x):                                 # x one array
         out = f(x)
-        if vm.is_array(x):                           # an array or a pytree argument?
-            basis = vm.basis_rows(x)                 # one tangent per input element
-            n = ad.size(x)
-            pair = f_jvp_batched(x, basis, n)        # vmap(jvp(f)) over the tangents
-            cols = pair[1]
-            jac = vm.columns_to_jacobian(cols, out, x)
-        else:
-            pieces = []
-            for i in range(ad.size(x)):
-                e = ad.basis(x, i)
-                pair = f_jvp(x, e)
-                pieces = append(pieces, pair[1])
-            jac = ad.stack_jacobian(pieces, out, x, False)
+        basis = vm.basis_rows(x)                     # one tangent per input element
+        n = ad.size(x)
+        pair = f_jvp_batched(x, basis, n)            # vmap(jvp(f)) over the tangents
+        cols = pair[1]
+        jac = vm.columns_to_jacobian(cols, out, x)
         return jac
 
-Whether `out` is one array is decided when the source is built, from the batch type vmap
-infers for f's result (an array batched by x; a container, a pytree of unknown structure
-or a result that does not depend on x take the loop alone). jacrev then is one backward pass
-`f_bwd` batched over the basis of out's space, with no branch (a pytree x takes its rows
-leaf by leaf). Whether x is one array is not in f's Core: jacfwd called on arguments is
-built for the x it is given (`x_is_array`), the batched jvp or the loop alone, with no
-branch; only a jacfwd read with no argument at hand (`redraft.emit`, a transform of the
-jacfwd function itself) keeps the branch above.
+    def f_jacfwd(x):                                 # x a pytree (or not known)
+        out = f(x)
+        n = ad.size(x)
+        indices = range(n)
+        pieces = []
+        for i in indices:
+            e = ad.basis(x, i)
+            pair = f_jvp(x, e)
+            piece = pair[1]
+            pieces = append(pieces, piece)
+        jac = ad.stack_jacobian(pieces, out, x, rows_first=False)
+        return jac
+
+No source branches at run time on a value's type; each choice is made when the source is
+built. Whether `out` is one array comes from the batch type vmap's analysis infers for f's
+result (an array batched by x; a container, a pytree of unknown structure or a result that
+does not depend on x take the loop alone). jacrev then is one backward pass `f_bwd` batched
+over the basis of out's space (a pytree x takes its rows leaf by leaf). Whether x is one
+array is not in f's Core: jacfwd called on arguments is built for the x it is given
+(`x_is_array`): the batched jvp for an array, the loop for a pytree. Read with no argument
+at hand (`redraft emit`, a transform of the jacfwd function itself) it is built for the most
+general x, a pytree (one array is a pytree of one leaf): the loop, correct for both.
 """
 from __future__ import annotations
 
@@ -69,7 +75,7 @@ def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool,
     """Core computing d f(params)/d params[argnum], shaped out.shape + x.shape.
 
     `x_is_array` says whether that argument is one array (True) or a pytree (False), where
-    the caller knows; None leaves jacfwd's choice to run time."""
+    the caller knows; None (not known) builds jacfwd for the most general x, a pytree."""
     params = core.params
     x = ir.Var(params[argnum])
     args = tuple(ir.Var(p) for p in params)
@@ -78,13 +84,9 @@ def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool,
     body: list[ir.Stmt] = []
     out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
     jac = b.name("jac")
-    if not _result_is_one_array(core, argnum) or (forward and x_is_array is False):
+    # a batched jvp needs x's basis as one array of rows: x known to be one array
+    if not _result_is_one_array(core, argnum) or (forward and not x_is_array):
         body.extend(_looped(fn, core, b, args, x, out, mask, forward, jac))
-    elif forward and x_is_array is None:  # a batched jvp needs x's basis: x one array
-        x_is = b.assign(body, b.name("x_is_array"), ir.Call(vm_ref("is_array"), (x,)))
-        batched = _batched(fn, core, b, args, x, out, mask, forward, jac)
-        looped = _looped(fn, core, b, args, x, out, mask, forward, jac)
-        body.append(ir.If(x_is, batched, looped, b.origin))
     else:
         body.extend(_batched(fn, core, b, args, x, out, mask, forward, jac))
     body.append(ir.Return(ir.Var(jac), b.origin))
@@ -98,7 +100,7 @@ def _result_is_one_array(core: ir.Function, argnum: int) -> bool:
     argument's structure: the batch type vmap infers for the result with the argument a
     pytree of batched leaves is B (a container type, a pytree of unknown structure, or
     unbatched, say nothing of it being one array)."""
-    from redraft.compiler.transforms.batch.vmap import result_type
+    from redraft.compiler.transforms.batch.infer import result_type
     types = tuple(bt.TREE if i == argnum else bt.U for i in range(len(core.params)))
     try:
         return result_type(core, types) is bt.B

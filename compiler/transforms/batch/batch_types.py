@@ -243,6 +243,27 @@ def item(t: BType, index: Any) -> BType:
     return element(t)
 
 
+def needs_conversion(from_t: BType, to_t: BType) -> bool:
+    """Whether some leaf of a from_t value must be broadcast to be a to_t value."""
+    if from_t == to_t or not is_batched(to_t):
+        return False
+    if from_t is U:
+        return True
+    if from_t is B:
+        return False
+    keyed = (Tuple, Dict)
+    if isinstance(to_t, Tree):
+        if isinstance(from_t, keyed):
+            return any(needs_conversion(i, TREE) for i in items_of(from_t))
+        return isinstance(from_t, (Seq, Tape)) and needs_conversion(from_t.item, TREE)
+    if type(from_t) is type(to_t) and isinstance(from_t, keyed):
+        return any(needs_conversion(a, b) for a, b in zip(items_of(from_t),
+                                                          items_of(to_t)))
+    if isinstance(from_t, Tuple):
+        return any(needs_conversion(a, element(to_t)) for a in from_t.items)
+    return needs_conversion(element(from_t), element(to_t))
+
+
 def describe(t: BType) -> str:
     """A short readable form for error messages: B, U, (B, U), [B...], tree."""
     if isinstance(t, bool):

@@ -7,7 +7,10 @@ table how to batch it. An entry is one of:
   batched and their static values, may emit statements before the call (`b.emit`), and
   returns the expression that replaces the call and the batch type of its value. Rules are
   chosen by which arguments are batched, so `jnp.dot(mat, x)` with only `x` batched
-  becomes one product, and an axis argument `axis=0` becomes `axis=1` in the source;
+  becomes one product, and an axis argument `axis=0` becomes `axis=1` in the source.
+  A declared kind of rule (registry.ElementwiseBatching, ...) also states the type of its
+  value without rewriting (`RESULT_TYPES`), which batch-type inference (infer.py) reads;
+  `rule_result_type` says how the analysis gets it from any rule;
 - `loop`: batched by a loop over the examples (written in Core, so it can be transformed
   again), for operations no vectorised rule covers yet (random numbers of many keys);
 - `source`: transformed through its Python source, as the user's own functions are (the
@@ -20,15 +23,20 @@ and fails for one without an entry here.
 from __future__ import annotations
 
 import inspect
+from collections.abc import MutableMapping
 from dataclasses import replace
 from typing import Any, Callable
 
 from redraft.compiler.core import ir
+from redraft.compiler.core.names import Names
 from redraft.compiler.transforms.batch import batch_types as bt
-from redraft.compiler.primitives.registry import (BATCH_RULES, BatchEntry,  # noqa: F401
-                                                  batch_alias, defbatch, defbatch_loop,
-                                                  defbatch_source, defnotbatchable, rules_for)
+from redraft.compiler.primitives.registry import (BATCH_RULES, AxisBatching,  # noqa: F401
+                                                  BatchEntry, ElementwiseBatching,
+                                                  LeadingAxesBatching, batch_alias, defbatch,
+                                                  defbatch_loop, defbatch_source,
+                                                  defnotbatchable, rules_for)
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE
+from redraft.compiler.transforms.batch.vmap_refs import vm_ref
 
 _MISSING = object()
 
@@ -39,9 +47,9 @@ RULE_KINDS: dict[type, Callable] = {}
 _BUILT: dict = {}  # declared rule -> its rule function
 
 
-def batch_entry(op) -> BatchEntry | None:
-    """The entry for `op`, or for the operation the AD registry says it is an alias of; a
-    declared kind of rule comes back built."""
+def raw_batch_entry(op) -> BatchEntry | None:
+    """The entry for `op`, or for the operation the AD registry says it is an alias of, as
+    registered (a declared kind of rule as its declaration)."""
     try:
         entry = BATCH_RULES.get(op)
     except TypeError:
@@ -50,6 +58,12 @@ def batch_entry(op) -> BatchEntry | None:
         ad = rules_for(op)
         if ad is not None and ad.op is not op:
             entry = BATCH_RULES.get(ad.op)
+    return entry
+
+
+def batch_entry(op) -> BatchEntry | None:
+    """raw_batch_entry, a declared kind of rule built into its rule function."""
+    entry = raw_batch_entry(op)
     if entry is None or entry.kind != "rule" or callable(entry.rule):
         return entry
     return replace(entry, rule=built_rule(entry.rule))
@@ -66,10 +80,103 @@ def has_batch_rule(op) -> bool:
     return batch_entry(op) is not None
 
 
+# ---- the type of a rule's value, without rewriting -----------------------------------------------
+
+def _batched_array(spec, b: "RuleCall") -> bt.BType:
+    """ElementwiseBatching's and AxisBatching's value: one batched array (their loop over
+    the examples, where a static argument is batched, stacks one too)."""
+    return bt.B
+
+
+def _leading_axes(spec: LeadingAxesBatching, b: "RuleCall") -> bt.BType:
+    """LeadingAxesBatching's value: its `results` batched arrays (a tuple of them when more
+    than one), or one stacked array where an argument other than its operands is batched
+    (batched by a loop over the examples)."""
+    if spec.results == 1 or any(b.batched(n) for n in b.bound if n not in spec.operands):
+        return bt.B
+    return bt.tup((bt.B,) * spec.results)
+
+
+# The batch type each declared kind of rule gives its value: `(spec, b) -> BType`.
+RESULT_TYPES: dict[type, Callable] = {
+    ElementwiseBatching: _batched_array,
+    AxisBatching: _batched_array,
+    LeadingAxesBatching: _leading_axes,
+}
+
+
+def rule_result_type(entry: BatchEntry, b: "RuleCall") -> bt.BType:
+    """The batch type of the value of the call `b` under `entry`'s rule (a raw entry):
+    stated by a declared kind of rule (`RESULT_TYPES`) or by a rule function's own
+    `result_type(b)` attribute; a rule written as code with neither returns its type from
+    the same case analysis that builds its expression, so it is run, on `b`, whose context
+    and statement list the caller throws away (infer.RuleQuery)."""
+    spec = entry.rule
+    if not callable(spec):
+        return RESULT_TYPES[type(spec)](spec, b)
+    stated = getattr(spec, "result_type", None)
+    if stated is not None:
+        return stated(b)
+    return spec(b)[1]
+
+
 # ---- what a rule sees --------------------------------------------------------------------------
 
 class NotStatic(Exception):
     """An argument a rule needs as a constant is a value known only at run time."""
+
+
+class RuleContext:
+    """What a rule's `b.ctx` offers: fresh names (`names`), the name of the `axis_size`
+    parameter (`size`), the batch type of each name (`types`, `type_of`; a rule records the
+    types of the temporaries it emits there), the names the function assigns one constant
+    (`constants`), their rank relations (`ranks`, vmap_ranks.RankSources), and conversions
+    of a value to a larger batch type, emitted into a statement list. The rewriter
+    (vmap.Batching) is one; the analysis's query context (infer.RuleQuery) is another."""
+
+    names: Names
+    size: str
+    types: MutableMapping
+    constants: dict
+    ranks: Any
+
+    def type_of(self, a) -> bt.BType:
+        if isinstance(a, ir.Var):
+            return self.types.get(a.name, bt.U)
+        return bt.U
+
+    def atomize(self, e: ir.Expr, origin, out: list) -> ir.Atom:
+        if isinstance(e, (ir.Var, ir.Const, ir.Ref)):
+            return e
+        name = self.names.fresh("t")
+        out.append(ir.Assign((name,), e, origin))
+        return ir.Var(name)
+
+    def conversion(self, a: ir.Atom, from_t: bt.BType, to_t: bt.BType) -> ir.Expr:
+        """The expression that makes `a` (of type from_t) a value of type to_t."""
+        size = ir.Var(self.size)
+        if from_t is bt.U and bt.is_array(to_t):
+            return ir.Call(vm_ref("broadcast"), (a, size))
+        return ir.Call(vm_ref("convert"), (a, ir.Const(from_t), ir.Const(to_t), size))
+
+    def convert(self, a: ir.Atom, from_t: bt.BType, to_t: bt.BType, out: list,
+                origin) -> ir.Atom:
+        """`a` converted to type to_t, through a new temporary when anything changes."""
+        if not bt.needs_conversion(from_t, to_t):
+            return a
+        return self.atomize(self.conversion(a, from_t, to_t), origin, out)
+
+
+def rule_call(ctx: RuleContext, call: ir.Call, origin, out: list) -> "RuleCall":
+    """What a rule sees of `call`: its arguments bound to the operation's parameter names
+    (`arg0`, `arg1`, ... where the operation has no signature) and their batch types."""
+    bound = bind_arguments(call.fn.value, call)
+    if bound is None:
+        bound = {f"arg{i}": a for i, a in enumerate(call.args)}
+        bound.update(dict(call.kwargs))
+    types = {k: (bt.tup(ctx.type_of(x) for x in v) if isinstance(v, tuple) else ctx.type_of(v))
+             for k, v in bound.items()}
+    return RuleCall(ctx, call, types, bound, origin, out)
 
 
 class RuleCall:
@@ -78,7 +185,7 @@ class RuleCall:
 
     def __init__(self, ctx, call: ir.Call, types: dict[str, bt.BType], bound: dict,
                  origin: ir.Origin | None, out: list):
-        self.ctx = ctx  # the transform (vmap.Batching)
+        self.ctx = ctx  # a RuleContext: the rewriter, or the analysis's query
         self.call = call
         self.bound = bound
         self.types = types

@@ -7,9 +7,10 @@ Expects Core in SSA form (compiler/frontend/ssa.py), and the batch type of each 
 - a statement that reads no batched value is kept exactly as written; one that does is
   rewritten by its operation's batching rule (compiler/transforms/batch/batching.py), which moves
   axis arguments past the batch axis in the source (`axis=0` becomes `axis=1`);
-- every name has one batch type, found by a fixpoint over the whole function (loops carry
-  types round); a value assigned with a smaller type is converted where it is assigned
-  (unbatched leaves broadcast to `axis_size` examples);
+- every name has one batch type, which the analysis of compiler/transforms/batch/infer.py
+  finds first (a fixpoint over the whole function); the rewriting then walks the function
+  once, reading those types: a value assigned with a smaller type than its name's is
+  converted where it is assigned (unbatched leaves broadcast to `axis_size` examples);
 - `if` on a batched condition runs both branches and selects per example, name by name,
   for the names the branches assign (the SSA merges); `while` on a batched condition runs
   until no example's condition holds, each iteration keeping the old values of the
@@ -24,18 +25,15 @@ import re
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.ssa import to_ssa
 from redraft.compiler.transforms.batch import batch_types as bt
+from redraft.compiler.transforms.batch.batch_types import needs_conversion
+from redraft.compiler.transforms.batch.batching import RuleContext
+from redraft.compiler.transforms.batch.infer import (NeedsExampleLoop, attr_type,
+                                                     carried_names, infer, merged_names,
+                                                     unpack_types)
 from redraft.compiler.transforms.common import Names, TransformError, where
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
 from redraft.compiler.transforms.tidy import tidy
 from redraft.compiler.transforms.batch.vmap_ranks import RankSources
-
-_MAX_ROUNDS = 30
-
-
-class NeedsExampleLoop(TransformError):
-    """The function cannot be vectorised as a whole (a batched while loop that records a
-    reverse-mode tape runs a different number of steps per example); the caller batches
-    it by a loop over the examples instead."""
 
 
 def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> ir.Function:
@@ -48,61 +46,21 @@ def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> 
     return out
 
 
-def result_type(fn: ir.Function, in_types: tuple) -> bt.BType:
-    """The batch type of `fn`'s result for parameters of types `in_types`."""
-    return Batching(fn, tuple(in_types)).result
-
-
-class Batching:
-    """One function's batching: the types of its names, then the rewritten body."""
+class Batching(RuleContext):
+    """One function's rewriting, reading the batch types infer.py found for its names (the
+    context batching rules see as `b.ctx`)."""
 
     def __init__(self, fn: ir.Function, in_types: tuple):
-        if len(in_types) != len(fn.params):
-            raise TransformError(f"vmap of {fn.name}: {len(in_types)} batch types for "
-                                 f"{len(fn.params)} parameters")
+        inferred = infer(fn, in_types)
         self.fn = fn
         self.in_types = in_types
         self.names = Names(self.fn)
         self.size = self.names.fresh("axis_size")
-        self.types: dict[str, bt.BType] = dict(zip(self.fn.params, in_types))
+        self.types: dict[str, bt.BType] = dict(inferred.types)
         self.ranks = RankSources(self.fn, self.type_of)
         self.constants = ir.constant_names(self.fn)
-        self.result: bt.BType = bt.U
+        self.result: bt.BType = inferred.result
         self.defined: set[str] = set()
-        self.dry = True
-        self.changed = False
-        self._infer()
-
-    # ---- types -------------------------------------------------------------------------------
-    def _infer(self) -> None:
-        """Batch-type inference: run the rules over the body, throwing their rewriting and
-        its names away (each round names from a scratch copy of the generator), until no
-        name's type grows."""
-        names = self.names
-        for _ in range(_MAX_ROUNDS):
-            self.names = names.scratch()
-            self.changed = False
-            self.defined = set(self.fn.params)
-            self.block(self.fn.body)
-            if not self.changed:
-                break
-        else:
-            raise TransformError(f"{self.fn.filename}:{self.fn.firstline}: vmap: the batch "
-                                 f"types of {self.fn.name} do not settle")
-        self.names = names
-        self.dry = False
-
-    def type_of(self, a) -> bt.BType:
-        if isinstance(a, ir.Var):
-            return self.types.get(a.name, bt.U)
-        return bt.U
-
-    def set_type(self, name: str, t: bt.BType) -> None:
-        old = self.types.get(name, bt.U)
-        new = bt.join(old, t)
-        if new != old:
-            self.types[name] = new
-            self.changed = True
 
     # ---- the function ------------------------------------------------------------------------
     def run(self, name: str) -> ir.Function:
@@ -132,8 +90,6 @@ class Batching:
             e, _ = self.expr(s.expr, s.origin, out)
             out.append(ir.ExprStmt(e, s.origin))
         elif isinstance(s, ir.Return):
-            if self.dry:
-                self.result = bt.join(self.result, self.type_of(s.value))
             out.append(s)
         elif isinstance(s, ir.If):
             self.if_(s, out)
@@ -160,17 +116,12 @@ class Batching:
         raise TypeError(f"not a Core expression: {e!r}")
 
     def attr(self, e: ir.Attr, origin) -> tuple[ir.Expr, bt.BType]:
+        """`obj.name`: the shape, ndim and size of a batched array are its examples'."""
         t = self.type_of(e.obj)
-        if not bt.is_batched(t) or e.name in ("dtype", "weak_type", "itemsize"):
-            return e, bt.U
-        if e.name in ("shape", "ndim", "size") and bt.is_array(t):
-            return ir.Call(vm_ref(e.name), (e.obj, ir.Const(1))), bt.U
-        if isinstance(t, bt.Tree):
-            return e, bt.TREE  # a field of a pytree whose leaves are all batched
-        if isinstance(t, bt.Tuple):
-            return e, bt.element(t)
-        raise TransformError(f"{where(origin)}vmap: attribute `.{e.name}` of a batched "
-                             "array is not supported")
+        result = attr_type(e, t, origin)
+        if bt.is_batched(t) and e.name in ("shape", "ndim", "size") and bt.is_array(t):
+            return ir.Call(vm_ref(e.name), (e.obj, ir.Const(1))), result
+        return e, result
 
     # ---- assignments and conversions ---------------------------------------------------------
     def bind(self, targets: tuple, e: ir.Expr, t: bt.BType, origin, out: list) -> None:
@@ -181,39 +132,20 @@ class Batching:
             item_types = unpack_types(t, len(targets), origin)
             if bt.is_array(t):  # unpacking an array iterates its per-example axis
                 e = self.rows(self.atomize(e, origin, out), t)
-        if self.dry:
-            for name, it in zip(targets, item_types):
-                self.set_type(name, it)
-            out.append(ir.Assign(tuple(targets), e, origin))
-            return
         finals = [self.types.get(n, bt.U) for n in targets]
+        for name, it, final in zip(targets, item_types, finals):
+            if not bt.leq(it, final):
+                raise TransformError(
+                    f"{where(origin)}vmap: internal error: `{name}` is batched as "
+                    f"{bt.describe(it)} where the batch-type analysis found "
+                    f"{bt.describe(final)} (a batching rule and its stated result type "
+                    "disagree)")
         temps = [self.names.fresh(n) if needs_conversion(it, f) else n
                  for n, it, f in zip(targets, item_types, finals)]
         out.append(ir.Assign(tuple(temps), e, origin))
         for name, tmp, it, f in zip(targets, temps, item_types, finals):
             if tmp != name:
                 out.append(ir.Assign((name,), self.conversion(ir.Var(tmp), it, f), origin))
-
-    def atomize(self, e: ir.Expr, origin, out: list) -> ir.Atom:
-        if isinstance(e, (ir.Var, ir.Const, ir.Ref)):
-            return e
-        name = self.names.fresh("t")
-        out.append(ir.Assign((name,), e, origin))
-        return ir.Var(name)
-
-    def conversion(self, a: ir.Atom, from_t: bt.BType, to_t: bt.BType) -> ir.Expr:
-        """The expression that makes `a` (of type from_t) a value of type to_t."""
-        size = ir.Var(self.size)
-        if from_t is bt.U and bt.is_array(to_t):
-            return ir.Call(vm_ref("broadcast"), (a, size))
-        return ir.Call(vm_ref("convert"), (a, ir.Const(from_t), ir.Const(to_t), size))
-
-    def convert(self, a: ir.Atom, from_t: bt.BType, to_t: bt.BType, out: list,
-                origin) -> ir.Atom:
-        """`a` converted to type to_t, through a new temporary when anything changes."""
-        if not needs_conversion(from_t, to_t):
-            return a
-        return self.atomize(self.conversion(a, from_t, to_t), origin, out)
 
     def rows(self, a: ir.Atom, t: bt.BType) -> ir.Call:
         """What iterating (or unpacking) one example of `a` yields, batched."""
@@ -245,15 +177,7 @@ class Batching:
         """Both branches run; each name they assign is then selected per example."""
         before = set(self.defined)
         w_then, w_else = ir.block_writes(s.body), ir.block_writes(s.orelse)
-        merged = sorted(w for w in w_then | w_else
-                        if w in before or (w in w_then and w in w_else))
-        if self.dry:
-            self.block(s.body)
-            self.defined = set(before)
-            self.block(s.orelse)
-            for w in merged:
-                self.set_type(w, bt.batchify(self.types.get(w, bt.U)))
-            return
+        merged = merged_names(s, before)
         o = s.origin
         saved = {w: self.names.fresh(f"{w}_before") for w in merged if w in before}
         out.extend(ir.Assign((sv,), ir.Var(w), o) for w, sv in saved.items())
@@ -284,9 +208,7 @@ class Batching:
         else:
             item_t = bt.iterated(it)
         target, head = s.target, []
-        if self.dry:
-            self.set_type(s.target, item_t)
-        elif needs_conversion(item_t, self.types.get(s.target, bt.U)):
+        if needs_conversion(item_t, self.types.get(s.target, bt.U)):
             target = self.names.fresh(s.target)
             head = [ir.Assign((s.target,), self.conversion(
                 ir.Var(target), item_t, self.types[s.target]), s.origin)]
@@ -294,10 +216,6 @@ class Batching:
         out.append(ir.For(target, iterable, head + body, s.origin))
 
     def while_(self, s: ir.While, out: list) -> None:
-        before = set(self.defined)
-        if self.dry:
-            self.block(s.cond_body)  # the condition's type comes from its block
-            self.defined = set(before)
         if bt.is_array(self.type_of(s.cond)):
             self.batched_while(s, out)
             return
@@ -319,18 +237,7 @@ class Batching:
                 x = vm.select(c, x, x_old, True, True)
                 <cond block>
         """
-        before = set(self.defined)
-        carried = sorted(w for w in ir.block_writes(s.body) | ir.block_writes(s.cond_body)
-                         if w in before)
-        if self.dry:
-            self.block(s.cond_body)
-            self.block(s.body)
-            for w in carried:
-                if isinstance(self.types.get(w, bt.U), bt.Tape):
-                    raise NeedsExampleLoop(f"{where(s.origin)}vmap: a while loop on a batched "
-                                           "condition that records a reverse-mode tape")
-                self.set_type(w, bt.batchify(self.types.get(w, bt.U)))
-            return
+        carried = carried_names(s, set(self.defined))
         o = s.origin
         out.extend(self.block(s.cond_body))
         running = self.names.fresh("any_running")
@@ -345,40 +252,7 @@ class Batching:
         out.append(ir.While(cond_body, ir.Var(running), body, o))
 
 
-def unpack_types(t: bt.BType, n: int, origin) -> tuple:
-    """The types of `a, b, ... = value` for a value of type t."""
-    if isinstance(t, bt.Tuple):
-        if len(t.items) != n:
-            raise TransformError(f"{where(origin)}vmap: cannot unpack {len(t.items)} values "
-                                 f"into {n} names")
-        return t.items
-    if bt.is_array(t):
-        return (t,) * n
-    return (bt.element(t),) * n
-
-
-def needs_conversion(from_t: bt.BType, to_t: bt.BType) -> bool:
-    """Whether some leaf of a from_t value must be broadcast to be a to_t value."""
-    if from_t == to_t or not bt.is_batched(to_t):
-        return False
-    if from_t is bt.U:
-        return True
-    if from_t is bt.B:
-        return False
-    keyed = (bt.Tuple, bt.Dict)
-    if isinstance(to_t, bt.Tree):
-        if isinstance(from_t, keyed):
-            return any(needs_conversion(i, bt.TREE) for i in bt.items_of(from_t))
-        return isinstance(from_t, (bt.Seq, bt.Tape)) and needs_conversion(from_t.item, bt.TREE)
-    if type(from_t) is type(to_t) and isinstance(from_t, keyed):
-        return any(needs_conversion(a, b) for a, b in zip(bt.items_of(from_t),
-                                                          bt.items_of(to_t)))
-    if isinstance(from_t, bt.Tuple):
-        return any(needs_conversion(a, bt.element(to_t)) for a in from_t.items)
-    return needs_conversion(bt.element(from_t), bt.element(to_t))
-
-
-__all__ = ["Batching", "NeedsExampleLoop", "result_type", "vmap_function"]
+__all__ = ["Batching", "NeedsExampleLoop", "vmap_function"]
 
 
 def user_name(name: str) -> str:

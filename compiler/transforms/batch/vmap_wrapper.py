@@ -88,7 +88,7 @@ class WrapperBuilder:
         return ir.Var(name)
 
     def build(self) -> ir.Function:
-        from redraft.compiler.transforms.batch.vmap_calls import callee_result_type
+        from redraft.compiler.transforms.batch.infer import callee_result_type
         leaves: list = []
         for p, spec in zip(self.core.params, self.specs):
             self.mapped_leaves(ir.Var(p), spec, f"argument {p}", leaves)

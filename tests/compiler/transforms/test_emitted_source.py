@@ -1,8 +1,10 @@
 """The source redraft emits reads like a careful person's code: for every function of the
 catalogue and every transform, no emitted function holds a dead statement (an assignment
 whose value is never read before it is reassigned or the function ends: an AST liveness
-analysis, independent of the compiler's own) and no call passes a bare True/False by
-position (a flag is passed by keyword, or left to its default)."""
+analysis, independent of the compiler's own), no call passes a bare True/False by
+position (a flag is passed by keyword, or left to its default), and no `if` branches at run
+time on a value's type (`vm.is_array(x)`, `isinstance`): each such choice is made when the
+source is built."""
 import ast
 
 import pytest
@@ -103,6 +105,14 @@ def positional_flags(source: str) -> list[str]:
             and any(isinstance(a, ast.Constant) and isinstance(a.value, bool) for a in c.args)]
 
 
+def type_branches(source: str) -> list[str]:
+    """The tests of `if` statements (and conditional expressions) that ask a value's type."""
+    tests = [n.test for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.If, ast.IfExp))]
+    return [ast.unparse(t) for t in tests
+            if any(isinstance(c, ast.Call) and ast.unparse(c.func).split(".")[-1]
+                   in ("is_array", "isinstance") for c in ast.walk(t))]
+
+
 def test_liveness_finds_dead_statements_and_flags():
     source = ("def f(x, n):\n"
               "    a = x + 1\n"           # dead: reassigned before it is read
@@ -121,6 +131,16 @@ def test_liveness_finds_dead_statements_and_flags():
     assert sorted(dead_statements(source)) == ["f: a = x + 1", "f: b = a * i",
                                                "f: e = g(a, False)"]
     assert positional_flags(source) == ["g(a, False)"]
+
+
+def test_the_check_finds_a_run_time_type_branch():
+    source = ("def f(x):\n"
+              "    x_is_array = vm.is_array(x)\n"
+              "    if vm.is_array(x) & isinstance(x, list):\n"
+              "        return x\n"
+              "    return 0 if isinstance(x, int) else x\n")
+    assert type_branches(source) == ["vm.is_array(x) & isinstance(x, list)",
+                                     "isinstance(x, int)"]
 
 
 # ---- every catalogue function, every transform ---------------------------------------------
@@ -142,6 +162,8 @@ def test_emitted_functions_have_no_dead_statement_and_no_positional_flag(mode):
         emitted += 1
         problems += [f"{name} ({mode}) dead: {d}" for d in dead_statements(source)]
         problems += [f"{name} ({mode}) flag: {c}" for c in positional_flags(source)]
+        problems += [f"{name} ({mode}) run-time type branch: {t}"
+                     for t in type_branches(source)]
     assert emitted >= 0.8 * len(FUNCTIONS), f"only {emitted} functions emitted in {mode}"
     assert not problems, "\n".join(problems)
 
@@ -159,6 +181,28 @@ def test_jacrev_source_decides_its_path_when_built():
     assert "is_array" not in batched and "if " not in batched and "_bwd_batched" in batched
     looped = redraft.emit(pair, "jacrev")
     assert "is_array" not in looped and "for " in looped and "_bwd_batched" not in looped
+
+
+def test_jacfwd_source_with_no_argument_at_hand_has_no_type_branch():
+    """With no argument to read x's structure from, jacfwd is emitted for the most general
+    x, a pytree (an array is one): the loop over basis vectors, no `vm.is_array` branch."""
+    import numpy as np
+    import redraft.numpy as jnp
+
+    def f(x):
+        return jnp.tanh(x) * 2.0
+
+    source = redraft.emit(f, "jacfwd")
+    assert not type_branches(source) and "is_array" not in source, source
+    assert "for " in source and "_jvp_batched" not in source
+    # the Core read with no argument at hand (an outer jacfwd transforms it) is right for
+    # an array argument as for a pytree one
+    x = jnp.asarray(np.array([0.3, -0.4, 0.5], np.float32))
+    h = redraft.jacfwd(redraft.jacfwd(f))(x)
+    t = np.tanh(np.asarray(x))
+    np.testing.assert_allclose(np.asarray(h), np.einsum("ij,jk->ijk", np.eye(3),
+                                                        np.diag(-4.0 * t * (1 - t * t))),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_batched_selu_aligns_only_where_ranks_may_differ():
