@@ -138,7 +138,7 @@ class Inference:
 
     def for_(self, s: ir.For) -> None:
         it = self.type_of(s.iter)
-        self.set_type(s.target, it if bt.is_array(it) else bt.element(it))
+        self.set_type(s.target, it if bt.is_array(it) else bt.iterated(it))
         self.block(s.body)
 
     def while_(self, s: ir.While) -> None:
