@@ -785,16 +785,19 @@ _ANY_VALUE_HELPERS = (ad.zeros_like, ad.ones_like, ad.grad_seed, ad.add, ad.cont
 
 
 def _array_operands(fn: ir.Function) -> set[str]:
-    """Names used as operands of array operations and never bound to a tuple display: their
-    cotangents add with `+`. A name that one path binds to a tuple (or that only a helper
-    taking any value reads, as `ad.zeros_like(pair)` in forward-mode code) adds with ad.add,
-    since `+` would concatenate two tuples."""
+    """Names used as operands of array operations, never bound to a tuple display and never
+    unpacked: their cotangents add with `+`. A name that one path binds to a tuple, that is
+    unpacked (`a, b = v`, whose v also feeds `ad.index_add` in derivative code), or that only
+    a helper taking any value reads (`ad.zeros_like(pair)` in forward-mode code) adds with
+    ad.add, since `+` would concatenate two tuples."""
     out, tuples = set(), set()
     for s in ir.walk_stmts(fn.body):
         if not isinstance(s, ir.Assign):
             continue
         if isinstance(s.expr, (ir.Tuple, ir.List)):
             tuples |= set(s.targets)
+        if isinstance(s.expr, ir.Var) and len(s.targets) > 1:
+            tuples.add(s.expr.name)  # `a, b = v`: v is unpacked, a container (or an array)
         if isinstance(s.expr, ir.Call) and isinstance(s.expr.fn, ir.Ref):
             value = s.expr.fn.value
             if (rules_for(value) is not None and value not in STRUCTURAL_OPS

@@ -198,3 +198,30 @@ def test_vmap_of_gradients_with_saved_values(fn, args):
     one_by_one = jnp.stack([grad(fn)(b, other) for b in batch])
     close(jit(batched)(batch), one_by_one, rtol=1e-5, atol=1e-6)
     close(batched(batch), one_by_one, rtol=1e-5, atol=1e-6)
+
+
+def series_step(k, carry):
+    y, order, term, total = carry
+    kf = jnp.zeros_like(y) + k
+    term = term * y / (kf * (kf + order))
+    return y, order, term, total + term
+
+
+def series(x):
+    half = x / 2
+    carry = (half * half, jnp.zeros_like(x) + 1, half, half)
+    return lax.fori_loop(1, 6, series_step, carry)[3]
+
+
+def test_reverse_over_reverse_of_a_loop_whose_tape_is_pushed_at_the_end():
+    # the first-order code pushes after the body; reversing it again once added the tuple
+    # carry's cotangents with `+` (concatenating them), since `ad.index_add` reads the tuple
+    x = jnp.asarray(np.array([-1.5, 0.5, 2.0], np.float32))
+    t = jnp.asarray(np.array([0.3, -0.7, 0.5], np.float32))
+    ct = jnp.asarray(np.array([-1.0, -0.2, -0.15], np.float32))
+
+    def bwd(y):
+        return redraft.vjp(series, y)[1](ct)[0]
+    forward = redraft.jvp(bwd, (x,), (t,))[1]  # H t by forward over reverse
+    reverse = grad(lambda y: jnp.sum(bwd(y) * t))(x)  # H t by reverse over reverse
+    close(reverse, forward, rtol=1e-4, atol=1e-6)
