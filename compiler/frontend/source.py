@@ -122,9 +122,11 @@ def _parse_enclosing(lines: list[str], line: int) -> gast.AST:
 @functools.lru_cache(maxsize=64)
 def _python_ast(text: str):
     """A file parsed by Python's own parser (in C: a rule file takes ~1 ms; gast's
-    conversion of its tree to gast took 20-70 ms, for the one statement a lambda is in)."""
+    conversion of its tree to gast took 20-70 ms, for the one statement a lambda is in);
+    one thread at a time, as `_parse`."""
     import ast
-    return ast.parse(text)
+    with _PARSE_LOCK:
+        return ast.parse(text)
 
 
 def _statement_around(tree, line: int) -> tuple[int, int] | None:
