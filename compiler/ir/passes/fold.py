@@ -10,7 +10,7 @@ from redraft.compiler.ir.passes.common import (has_effects, is_elementwise, reso
                                               visible_params)
 from redraft.compiler.ir.ssa import CONTROL_PRIMITIVES, Atom, Block, Eqn, Function, Literal, Value
 from redraft.compiler.primitives.linalg import dot_general_p
-from redraft.compiler.primitives.shape import transpose_p
+from redraft.compiler.primitives.shape import broadcast_in_dim_p, transpose_p
 from redraft.compiler.primitives.elementwise import convert_element_type_p, mul_p, sub_p
 from redraft.runtime.eager import eager_impl, impl_rules
 
@@ -30,9 +30,10 @@ def fold(fn: Function) -> Function:
     `convert_element_type` to x's own type are replaced by x when the type (weak type
     included) is unchanged; so are `x - 0` and a transpose by the identity permutation.
     A literal operand of an elementwise equation whose elements are all equal becomes a
-    scalar literal when another operand already has the result's shape (the zero
-    accumulators of gradients are then a register, not an array read from memory; `x + 0`
-    itself stays, since `-0.0 + 0.0` is `+0.0`). A transpose that swaps the free axes of a
+    scalar literal when another operand already has the result's shape, and so does a
+    value broadcast from one such literal (the zero accumulators of gradients are then a
+    register, not an array written and read from memory; `x + 0` itself stays, since
+    `-0.0 + 0.0` is `+0.0`). A transpose that swaps the free axes of a
     product (`(A @ B).T`) becomes the product of the operands swapped (`B.T @ A.T`), so the
     product is written in the layout its readers want (the original product is left for
     dce when nothing else reads it). Every other equation and every value's type is unchanged.
@@ -43,6 +44,7 @@ def fold(fn: Function) -> Function:
 def _block(block: Block, subst: dict[int, Atom]) -> Block:
     eqns = []
     products: dict[int, Eqn] = {}  # value id -> the dot_general that computes it
+    splats: dict[int, Literal] = {}  # value id -> the one value a broadcast fills it with
     for eqn in block.eqns:
         eqn = substitute(eqn, subst)
         if eqn.regions:
@@ -50,9 +52,11 @@ def _block(block: Block, subst: dict[int, Atom]) -> Block:
         if eqn.prim is transpose_p:
             eqn = _swapped_product(eqn, products)
         elif is_elementwise(eqn.prim):
-            eqn = _scalar_literals(eqn)
+            eqn = _scalar_literals(eqn, splats)
         if eqn.prim is dot_general_p:
             products[eqn.outs[0].id] = eqn
+        elif eqn.prim is broadcast_in_dim_p and _uniform(eqn.ins[0]):
+            splats[eqn.outs[0].id] = _scalar(eqn.ins[0], eqn.outs[0])
         replacement = _constant(eqn)
         if replacement is None:
             replacement = _identity(eqn)
@@ -95,15 +99,26 @@ def _literal(result, out: Value) -> Literal | None:
     return Literal(value, out.aval)
 
 
-def _scalar_literals(eqn: Eqn) -> Eqn:
-    """`eqn` with each uniform array literal replaced by its one value as a 0-d literal,
-    when another operand keeps the result's shape."""
+def _scalar_literals(eqn: Eqn, splats: dict[int, Literal]) -> Eqn:
+    """`eqn` with each uniform array literal, and each value a broadcast of one fills
+    (`zeros_like` of a large array: too large to fold into a literal), replaced by its one
+    value as a 0-d literal, when another operand keeps the result's shape."""
     shape = eqn.outs[0].aval.shape
-    if not any(a.aval.shape == shape and not _uniform(a) for a in eqn.ins):
+
+    def splat(a: Atom) -> bool:
+        return isinstance(a, Value) and a.id in splats
+
+    if not any(a.aval.shape == shape and not _uniform(a) and not splat(a) for a in eqn.ins):
         return eqn
-    ins = [Literal(a.value.reshape(-1)[:1].reshape(()), replace(a.aval, shape=()))
-           if _uniform(a) and a.aval.ndim else a for a in eqn.ins]
+    ins = [splats[a.id] if splat(a) else _scalar(a, a) if _uniform(a) and a.aval.ndim else a
+           for a in eqn.ins]
     return replace(eqn, ins=ins)
+
+
+def _scalar(a: Literal, like: Atom) -> Literal:
+    """The one value of the uniform literal `a` as a 0-d literal of `like`'s type."""
+    value = a.value.reshape(-1)[:1].reshape(()).astype(like.aval.dtype)
+    return Literal(value, replace(like.aval, shape=()))
 
 
 def _uniform(a: Atom) -> bool:

@@ -3,9 +3,12 @@
 Expects Core in SSA form with loop bodies ending in explicit carried copies (to_ssa with
 coalesce=False). Guarantees: the output is Core (transformable again); straight-line code
 gets no tape at all, since SSA keeps every forward value alive under its own name; a loop
-that computes active values pushes only its carried names and its index at the start of
-each iteration, and the backward loop pops them, recomputes that iteration's body, then
-runs its adjoint (so a `while` with a data-dependent trip count reverses too); a branch is
+that computes active values pushes its carried names and its index once an iteration, and
+the backward loop pops them, recomputes that iteration's body, then runs its adjoint (so a
+`while` with a data-dependent trip count reverses too); a `for` loop also pushes the results
+of array operations its adjoint reads (values_to_save), so the reverse loop reads them
+rather than computing them again (the user's functions it calls are inlined first,
+ad/loops.py, so a scan's cell saves its own `tanh`); a branch is
 reversed by the same condition, which is still in scope; cotangents are accumulated into
 one name per variable, `x_bar`; calls to the user's other functions call their own
 backward function, made on demand.
@@ -31,7 +34,7 @@ from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformEr
                                                 unsupported_op, where)
 from redraft.compiler.transforms.calls.custom import is_custom
 from redraft.compiler.transforms.calls.inline import inline, rule_args, substitute_atoms
-from redraft.compiler.transforms.ad.loops import index_active_loops
+from redraft.compiler.transforms.ad.loops import index_active_loops, inline_calls_in_loops
 from redraft.compiler.primitives.registry import rules_for
 from redraft.compiler.transforms.ad.stable_forms import fuse_stable_forms
 from redraft.compiler.transforms.tidy import tidy
@@ -50,8 +53,9 @@ def vjp_function(fn: ir.Function, active: tuple[bool, ...], mode: str = "vjp",
     """The reverse-mode derivative of `fn` in the parameters flagged in `active`."""
     if mode not in ("grad", "value_and_grad", "vjp", "bwd", "bwd_zero"):
         raise ValueError(f"unknown reverse mode {mode!r}")
-    fn = index_active_loops(fuse_stable_forms(bind_defaults(fn, len(active))),
-                            {p for p, a in zip(fn.params, active) if a})
+    active_params = {p for p, a in zip(fn.params, active) if a}
+    fn = inline_calls_in_loops(bind_defaults(fn, len(active)), active_params)
+    fn = index_active_loops(fuse_stable_forms(fn), active_params)
     if single is None:
         single = sum(active) == 1
     reverse = ReverseMode(fn, active, mode, has_aux, single)
@@ -71,8 +75,10 @@ class ReverseMode:
         self.defined: set[str] = set()  # bars that hold a value at this point of the code
         self.bar_of: dict[str, str] = {}  # bar name -> primal name
         self.tapes: dict[int, str] = {}
-        self.records: dict[int, list[ir.Assign]] = {}  # loop -> its `saved = (...)` pushes
-        self.kept: dict[int, list[str]] = {}  # loop -> the saved names its reversal reads
+        # loop -> each copy of it in the code: (its body, its two push statements)
+        self.records: dict[int, list[tuple[list[ir.Stmt], list[ir.Assign]]]] = {}
+        # loop -> (the saved names its reversal reads, whether the push ends the iteration)
+        self.kept: dict[int, tuple[list[str], bool]] = {}
         self.array_vars = _array_operands(fn)
         self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
@@ -198,16 +204,20 @@ class ReverseMode:
     def taped_loop(self, s) -> list[ir.Stmt]:
         tape = self.tape(s)
         record = self.names.fresh("saved")
-        names = self.kept.get(id(s), self.saved_names(s))
+        names, at_end = self.kept.get(id(s), (self.saved_names(s), False))
         push = [ir.Assign((record,), ir.Tuple(tuple(ir.Var(n) for n in names)), s.origin),
                 ir.Assign((tape,), ir.Call(helper("push"), (ir.Var(tape), ir.Var(record))),
                           s.origin)]
-        self.records.setdefault(id(s), []).append(push[0])
         init = ir.Assign((tape,), ir.Const(None), s.origin)
         if isinstance(s, ir.For):
-            return [init, ir.For(s.target, s.iter, push + self.forward(s.body), s.origin)]
-        return [init, ir.While(self.forward(s.cond_body), s.cond, push + self.forward(s.body),
-                               s.origin)]
+            body = push + self.forward(s.body)
+            self.records.setdefault(id(s), []).append((body, push))
+            if at_end:
+                _push_at_end(body, push, set(self.carried(s)))
+            return [init, ir.For(s.target, s.iter, body, s.origin)]
+        body = push + self.forward(s.body)
+        self.records.setdefault(id(s), []).append((body, push))
+        return [init, ir.While(self.forward(s.cond_body), s.cond, body, s.origin)]
 
     # ---- backward section ------------------------------------------------------------------------
     def backward(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -340,19 +350,61 @@ class ReverseMode:
     def save_only_what_is_read(self, s, replay: list[ir.Stmt], adjoint: list[ir.Stmt],
                                record: ir.Var) -> list[ir.Stmt]:
         """The replay with its restore (`replay[0]`) unpacking only the saved names that the
-        replay's live statements or the adjoint read; the loop's pushes save only those.
+        replay's live statements or the adjoint read, and the values the iteration saves for
+        its adjoint (their statements dropped from the replay); the loop's pushes save
+        exactly those, at the end of the iteration when there are such values.
         Where none is read the pushes stay as they are (a tape of empty records would be a
         value of no batch type under vmap) and nothing is restored."""
+        late = self.values_to_save(s, replay[1:], adjoint)
+        rest = [x for x in replay[1:] if not (isinstance(x, ir.Assign)
+                                              and set(x.targets) <= set(late))]
         reads = ir.block_reads(adjoint)
-        reads |= ir.block_reads(_live_statements(replay[1:], reads))
-        needed = [n for n in self.saved_names(s) if n in reads]
+        reads |= ir.block_reads(_live_statements(rest, reads))
+        needed = [n for n in self.saved_names(s) if n in reads] + late
         if not needed:
             return replay[1:]
-        self.kept[id(s)] = needed
-        for push in self.records.get(id(s), []):
-            push.expr = ir.Tuple(tuple(ir.Var(n) for n in needed))
-        restore = [_unpack(needed, record, s.origin)] if needed else []
-        return restore + replay[1:]
+        self.kept[id(s)] = (needed, bool(late))
+        for body, push in self.records.get(id(s), []):
+            push[0].expr = ir.Tuple(tuple(ir.Var(n) for n in needed))
+            if late:
+                _push_at_end(body, push, set(self.carried(s)))
+        return [_unpack(needed, record, s.origin)] + rest
+
+    def values_to_save(self, s, replay: list[ir.Stmt], adjoint: list[ir.Stmt]) -> list[str]:
+        """The values an iteration computes that its adjoint reads, to save on the tape
+        beside the carried state instead of recomputing them in the reverse loop (the cell's
+        `tanh` output, say, so the reverse pass does not multiply `h @ W` again). Saved: the
+        results of array operations (not of indexing or rearranging, which are cheap to
+        redo) that the iteration's top level assigns from values it varies, when the loop is
+        a `for` whose body writes its carried names only in the copies that end it (so the
+        push can move to the end of the iteration). A value read only for its shape (the
+        second argument of ad.unbroadcast) is recomputed: staging then drops its code."""
+        if not isinstance(s, ir.For):
+            return []
+        carried = set(self.carried(s))
+        tail = _tail_start(s.body, carried)
+        if ir.block_writes(s.body[:tail]) & carried:
+            return []
+        varying = {s.target} | carried
+        candidates: set[int] = set()
+        for x in s.body[:tail]:
+            if ir.stmt_reads(x) & varying:
+                varying |= ir.stmt_writes(x)
+                if (isinstance(x, ir.Assign) and set(x.targets) <= self.active
+                        and _worth_saving(x.expr)):
+                    candidates.add(id(x))
+        values, shapes = _value_reads(adjoint), ir.block_reads(adjoint)
+        saved: list[str] = []
+        for x in reversed(replay):
+            written = ir.stmt_writes(x)
+            if written & values and id(x) in candidates:
+                saved = list(x.targets) + saved
+            elif written & values:
+                values |= _value_reads([x])
+                shapes |= ir.stmt_reads(x)
+            elif written & shapes:
+                shapes |= ir.stmt_reads(x)
+        return saved
 
     def fresh_replay(self, replay: list[ir.Stmt], adjoint: list[ir.Stmt]) -> list[ir.Stmt]:
         """The backward loop's body, with the names its replay of an iteration writes renamed
@@ -631,6 +683,62 @@ def _live_statements(body: list[ir.Stmt], live: set[str]) -> list[ir.Stmt]:
     return kept[::-1]
 
 
+def _tail_start(body: list[ir.Stmt], carried: set[str]) -> int:
+    """Where the copies into carried names that end a loop body (`x_1 = x_2`) begin."""
+    k = len(body)
+    while k and isinstance(body[k - 1], ir.Assign) and len(body[k - 1].targets) == 1 and (
+            body[k - 1].targets[0] in carried and isinstance(body[k - 1].expr, ir.Var)):
+        k -= 1
+    return k
+
+
+def _push_at_end(body: list[ir.Stmt], push: list[ir.Assign], carried: set[str]) -> None:
+    """In place: the tape's push moved from the start of the loop body to just before the
+    copies that end it, where the iteration's values are computed and the carried names
+    still hold the values the iteration started with."""
+    body[:] = [x for x in body if not any(x is p for p in push)]
+    k = _tail_start(body, carried)
+    body[k:k] = push
+
+
+# helpers that read these arguments for their shape or structure alone
+_SHAPE_READERS = {ad.unbroadcast: (1,), ad.unsum: (1,), ad.broadcast_like: (1,),
+                  ad.zeros_like: (0,), ad.ones_like: (0,), ad.container_like: (0,),
+                  ad.shape_of: (0,), ad.size: (0,), core_helpers.tree_unstack: (1,)}
+
+
+def _value_reads(stmts: list[ir.Stmt]) -> set[str]:
+    """Names the statements read for their values: not those only a shape reader reads."""
+    out: set[str] = set()
+    for x in ir.walk_stmts(stmts):
+        if isinstance(x, (ir.Assign, ir.ExprStmt)):
+            e = x.expr
+            if isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and not e.kwargs and (
+                    e.star_args is None):
+                skip = next((v for k, v in _SHAPE_READERS.items() if k is e.fn.value), ())
+                out |= {a.name for k, a in enumerate(e.args)
+                        if isinstance(a, ir.Var) and k not in skip}
+            else:
+                out |= ir.expr_reads(e)
+        elif isinstance(x, ir.Return):
+            out |= ir.expr_reads(x.value)
+        else:  # a compound statement's own reads (walk_stmts visits its blocks)
+            own = x.cond if isinstance(x, (ir.If, ir.While)) else x.iter
+            out |= ir.expr_reads(own)
+    return out
+
+
+def _worth_saving(e: ir.Expr) -> bool:
+    """An array operation whose result is worth a row of the tape rather than recomputing:
+    not indexing, a container operation or a rearrangement (cheap to redo)."""
+    if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref)):
+        return False
+    rules = rules_for(e.fn.value)
+    return (rules is not None and not rules.nondiff_reason and not rules.rearranging
+            and e.fn.value not in STRUCTURAL_OPS
+            and not any(e.fn.value is h for h in _ANY_VALUE_HELPERS))
+
+
 def _unpack(names: list[str], record: ir.Var, origin) -> ir.Assign:
     """`a, b = record`; with one name `a = record[0]` (a one-target Assign does not unpack)."""
     if len(names) == 1:
@@ -677,16 +785,19 @@ _ANY_VALUE_HELPERS = (ad.zeros_like, ad.ones_like, ad.grad_seed, ad.add, ad.cont
 
 
 def _array_operands(fn: ir.Function) -> set[str]:
-    """Names used as operands of array operations and never bound to a tuple display: their
-    cotangents add with `+`. A name that one path binds to a tuple (or that only a helper
-    taking any value reads, as `ad.zeros_like(pair)` in forward-mode code) adds with ad.add,
-    since `+` would concatenate two tuples."""
+    """Names used as operands of array operations, never bound to a tuple display and never
+    unpacked: their cotangents add with `+`. A name that one path binds to a tuple, that is
+    unpacked (`a, b = v`, whose v also feeds `ad.index_add` in derivative code), or that only
+    a helper taking any value reads (`ad.zeros_like(pair)` in forward-mode code) adds with
+    ad.add, since `+` would concatenate two tuples."""
     out, tuples = set(), set()
     for s in ir.walk_stmts(fn.body):
         if not isinstance(s, ir.Assign):
             continue
         if isinstance(s.expr, (ir.Tuple, ir.List)):
             tuples |= set(s.targets)
+        if isinstance(s.expr, ir.Var) and len(s.targets) > 1:
+            tuples.add(s.expr.name)  # `a, b = v`: v is unpacked, a container (or an array)
         if isinstance(s.expr, ir.Call) and isinstance(s.expr.fn, ir.Ref):
             value = s.expr.fn.value
             if (rules_for(value) is not None and value not in STRUCTURAL_OPS

@@ -10,6 +10,7 @@ import types
 
 from redraft.compiler.core import ir
 from redraft.compiler.core.core_function import carried_core
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE
 from redraft.compiler.transforms.common import TransformError
 from redraft.compiler.primitives.registry import rules_for
 
@@ -35,8 +36,24 @@ def core_of(fn) -> ir.Function:
     from redraft.compiler.transforms.calls.custom import is_custom
     if is_custom(fn):
         return _call_wrapper(fn)
+    if isinstance(fn, types.FunctionType) and _in_library(fn):
+        return TRANSFORM_CACHE.get(fn, "library core", lambda: _read_core(fn))
+    return _read_core(fn)
+
+
+def _read_core(fn) -> ir.Function:
+    """The Core of a Python function, read from its source."""
+    from redraft.compiler.frontend.normalize import lower_function
     from redraft.compiler.frontend.specialise import fold_static_calls
+    from redraft.compiler.frontend.ssa import to_ssa
     return fold_static_calls(to_ssa(lower_function(fn), coalesce=False))
+
+
+def _in_library(fn) -> bool:
+    """A function of redraft's own (an AD helper, say), whose source and globals do not
+    change while it runs: its Core is read once (vmap read `ad._dot_dims` eight times in
+    one per-example gradient's first call)."""
+    return (getattr(fn, "__module__", None) or "").startswith("redraft.")
 
 
 def partial_core(p) -> ir.Function:

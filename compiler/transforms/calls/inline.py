@@ -137,3 +137,28 @@ def rule_args(rule, bound: dict[str, ir.Atom], leading: list[ir.Atom]) -> dict:
     for p in params[len(leading):]:
         out[p] = bound.get(p, ir.Const(None))
     return out
+
+
+def inline_function(core: ir.Function, args: tuple[ir.Atom, ...], targets: tuple[str, ...],
+                    fresh: Callable[[str], str], origin: ir.Origin | None
+                    ) -> list[ir.Stmt] | None:
+    """`targets = f(*args)` as f's own statements (`core`, its Core in SSA form), its names
+    renamed fresh and its last assignment made to `targets` where it computes the returned
+    value; None where f's body is not straight-line code or the call does not fit it."""
+    body, ret = core.body[:-1], core.body[-1]
+    if (len(args) != len(core.params) or not isinstance(ret, ir.Return)
+            or not all(isinstance(s, ir.Assign) for s in body)
+            or ir.block_writes(body) & set(core.params)):
+        return None
+    mapping: dict[str, ir.Atom] = dict(zip(core.params, args))
+    for name in sorted(ir.block_writes(body)):
+        mapping[name] = ir.Var(fresh(name))
+    out = [substitute_atoms(s, mapping) for s in body]
+    result = substitute_atoms(ret, mapping).value
+    if (len(targets) == 1 and out and isinstance(result, ir.Var)
+            and out[-1].targets == (result.name,)
+            and all(result.name not in ir.stmt_reads(s) for s in out)):
+        out[-1] = ir.Assign(targets, out[-1].expr, out[-1].origin)
+    else:
+        out.append(ir.Assign(targets, result, origin))
+    return out

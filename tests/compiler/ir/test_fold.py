@@ -122,3 +122,42 @@ def test_constants_fold_into_one_literal():
     (fused,) = ir.body.eqns
     (mul,) = fused.regions[0].eqns
     np.testing.assert_array_equal(mul.ins[1].value, [1.0, 3.0, 5.0, 7.0])
+
+
+def test_a_large_broadcast_of_one_value_reaches_elementwise_readers_as_a_scalar():
+    # a gradient's zero accumulator: zeros_like(W) + dW, too large to fold into a literal
+    b = IRBuilder()
+    x = b.param(shape=(MAX_GROWN_ELEMENTS + 1,))
+    zeros = b.op(shape.broadcast_in_dim_p, literal(np.float32(0)),
+                 shape=(MAX_GROWN_ELEMENTS + 1,), broadcast_dimensions=())
+    total = b.op(ew.add_p, zeros, x)
+    out = verify(fold(b.function(total)))
+    add = [e for e in out.body.eqns if e.prim is ew.add_p][0]
+    assert isinstance(add.ins[0], Literal) and add.ins[0].aval == f32()
+    assert add.ins[1] is x  # `0 + x` itself stays: -0.0 + 0.0 is +0.0
+
+
+def test_a_broadcast_read_by_no_full_sized_operand_stays():
+    b = IRBuilder()
+    b.param()
+    n = MAX_GROWN_ELEMENTS + 1
+    ones = b.op(shape.broadcast_in_dim_p, literal(np.float32(1)), shape=(n,),
+                broadcast_dimensions=())
+    twos = b.op(ew.add_p, ones, ones)  # the result's shape must come from an operand
+    out = verify(fold(b.function(twos)))
+    add = [e for e in out.body.eqns if e.prim is ew.add_p][0]
+    assert add.ins == [ones, ones]
+
+
+def test_zero_accumulators_keep_signed_zeros_and_values():
+    def step(w, g):
+        acc = jnp.zeros_like(w)
+        acc = acc + g
+        acc = jnp.zeros_like(w) + acc
+        return w - 0.5 * acc
+    w = jnp.asarray(np.linspace(-1, 1, 4096, dtype=np.float32))
+    g = jnp.asarray(np.where(np.arange(4096) % 2, -0.0, 0.25).astype(np.float32))
+    got, want = np.asarray(redraft.jit(step)(w, g)), np.asarray(step(w, g))
+    assert got.tobytes() == want.tobytes()
+    ir = str(redraft.make_ir(step)(w, g))
+    assert "broadcast_in_dim" not in ir  # the zeros are a literal inside the loop nest

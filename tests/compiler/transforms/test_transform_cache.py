@@ -82,3 +82,9 @@ def test_vmap_of_a_closure_reads_its_cells_again():
     scale = 3.0
     np.testing.assert_allclose(np.asarray(redraft.vmap(f)(jnp.arange(3.0))), [0.0, 3.0, 6.0])
     assert len(TRANSFORM_CACHE) > 0
+
+
+def test_the_core_of_a_library_function_is_read_once():
+    from redraft.compiler.transforms.calls.callable_core import core_of
+    from redraft.compiler.transforms.runtime import ad
+    assert core_of(ad._dot_dims) is core_of(ad._dot_dims)  # vmap of a gradient reads it often
