@@ -104,8 +104,11 @@ def effects_barrier() -> None:
 
 
 def _register_rules() -> None:
+    from redraft.compiler.primitives.registry import defrefuse
     from redraft.compiler.transforms.batch.batching import defbatch_loop
     defbatch_loop(pure_callback, "calls the callback once per example", returns="any")
+    defrefuse(pure_callback, "pure callbacks have no derivative: give the function that calls "
+                             "it rules with redraft.custom_jvp or custom_vjp, as in JAX")
 
 
 _register_rules()

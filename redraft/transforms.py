@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from redraft.compiler.core import ir
 from redraft.compiler.core.loader import load
 from redraft.compiler.staging.interpreter import StagingError
 from redraft.jit import fast_key
@@ -413,18 +414,66 @@ def _jacobian(fun: Callable, argnums, forward: bool) -> Callable:
 
     if isinstance(argnums, int):
         _transformable(jac_fn, lambda: built(argnums).__redraft_transformable__())
+    else:
+        _transformable(jac_fn, lambda: _jacobians_core([built(a) for a in nums]))
     return _rewrappable(jac_fn, fun, lambda g: _jacobian(g, argnums, forward))
+
+
+def _jacobians_core(builts: list[Callable]) -> ir.Function:
+    """Core returning the tuple of the Jacobians `builts` compute (one per argnum), so that
+    a transform of jacfwd/jacrev with several argnums (hessian's) reads Core."""
+    first = builts[0].__redraft_transformable__()
+    params = first.params
+    taken = set(params)
+
+    def fresh(base: str) -> str:
+        name = base
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        return name
+    body: list = []
+    outs = []
+    for k, b in enumerate(builts):
+        name = fresh(f"jacobian_{k}")
+        core = b.__redraft_transformable__()
+        call = ir.Call(ir.Ref(b, core.name), tuple(ir.Var(p) for p in params))
+        body.append(ir.Assign((name,), call))
+        outs.append(ir.Var(name))
+    together = fresh("jacobians")
+    body.append(ir.Assign((together,), ir.Tuple(tuple(outs))))
+    body.append(ir.Return(ir.Var(together)))
+    return ir.Function(f"{first.name}_all", params, body, first.defaults, first.filename,
+                       first.firstline)
+
+
+def _with_aux(fun: Callable, argnums, forward: bool) -> Callable:
+    """The Jacobian of a `fun` that returns (output, aux): the Jacobian of its output,
+    paired with the aux it returns (has_aux), as JAX gives it."""
+    def output(*args, **kwargs):
+        return fun(*args, **kwargs)[0]
+    output.__name__ = output.__qualname__ = f"{getattr(fun, '__name__', 'fun')}_output"
+    jac = _jacobian(output, argnums, forward)
+
+    @functools.wraps(fun)
+    def jac_and_aux(*args, **kwargs):
+        return jac(*args, **kwargs), fun(*args, **kwargs)[1]
+    return jac_and_aux
 
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable:
     """The Jacobian of `fun` by forward mode: one jvp per input element."""
+    if has_aux:
+        return _with_aux(fun, argnums, forward=True)
     return _jacobian(fun, argnums, forward=True)
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """The Jacobian of `fun` by reverse mode: one backward pass per output element."""
+    if has_aux:
+        return _with_aux(fun, argnums, forward=False)
     return _jacobian(fun, argnums, forward=False)
 
 
@@ -434,7 +483,7 @@ jacobian = jacrev
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
             holomorphic: bool = False) -> Callable:
     """jacfwd(jacrev(fun)): forward over reverse."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
 
 
 # ---- no derivative / user rules -----------------------------------------------------------------

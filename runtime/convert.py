@@ -81,18 +81,20 @@ def _nested_dtype(obj) -> tuple[np.dtype, bool] | None:
 
 def new_array(object, dtype=None, ndmin: int = 0, name: str = "array") -> Array:  # noqa: A002
     """A new Array from an array-like (jnp.array, device_put): with x64 off 64-bit inputs
-    become 32-bit; nested lists take JAX's promoted type of their leaves. Never weakly typed.
-    `name` is the API function a truncated `dtype` request is reported under."""
+    become 32-bit; nested lists take JAX's promoted type of their leaves. Weakly typed only
+    when made from a Python number without a dtype, as JAX's are. `name` is the API function a
+    truncated `dtype` request is reported under."""
     if isinstance(object, Array) and dtype is None and ndmin <= object.ndim:
         return wrap_host(object._buf, False) if object._weak else object
     if dtype is None and isinstance(object, (list, tuple)):
         promoted = _nested_dtype(object)
         dtype = promoted[0] if promoted else dtypes.DEFAULT_FLOAT
-    if type(object) in (int, float, complex) and dtype is None:
+    weak = type(object) in (int, float, complex) and dtype is None
+    if weak:
         dtype = dtypes.python_scalar_dtype(object)
     buf = host_array(leaf_values(object), dtype, name)
     if buf is object or (isinstance(object, np.ndarray) and np.shares_memory(buf, object)):
         buf = buf.copy()
     if buf.ndim < ndmin:
         buf = buf.reshape((1,) * (ndmin - buf.ndim) + buf.shape)
-    return wrap_host(buf, False)
+    return wrap_host(buf, weak)

@@ -749,9 +749,9 @@ class Lowering:
                     self.store_counts[n.id] = self.store_counts.get(n.id, 0) + 1
         return self.store_counts.get(name, 0)
 
-    def constant_functions(self, node) -> tuple | list | None:
-        """The value of `node` when it is a name or attribute known when the source is
-        read that holds a tuple or list of function values, else None."""
+    def known_ref(self, node) -> ir.Ref | None:
+        """The Ref `node` reads when it is a name or attribute whose value is known when the
+        source is read (a global, a closure cell, a known parameter), else None."""
         if not isinstance(node, (gast.Name, gast.Attribute)):
             return None
         if isinstance(node, gast.Name) and node.id in self.locals and node.id not in self.known:
@@ -761,10 +761,16 @@ class Lowering:
             atom = self.expr(node, scratch)
         except UnsupportedSyntaxError:
             return None
-        if scratch or not isinstance(atom, ir.Ref) or not isinstance(atom.value, (tuple, list)):
+        return atom if not scratch and isinstance(atom, ir.Ref) else None
+
+    def constant_functions(self, node) -> tuple | list | None:
+        """The value of `node` when it is known when the source is read (known_ref) and
+        holds a tuple or list of function values, else None."""
+        ref = self.known_ref(node)
+        value = ref.value if ref is not None else None
+        if not (isinstance(value, (tuple, list)) and value):
             return None
-        value = atom.value
-        return value if value and any(specialise.is_function_value(v) for v in value) else None
+        return value if any(specialise.is_function_value(v) for v in value) else None
 
     def builtin_iterator(self, node) -> str | None:
         """'enumerate' or 'zip' if `node` calls that builtin (as a loop reads it by index)."""
@@ -1379,18 +1385,13 @@ class Lowering:
         return [key.value for key in keys]
 
     def constant_dict(self, node) -> dict | None:
-        """The value of `node` when it is a name or attribute known when the source is read
-        (a closure cell, a global) that holds a dict with string keys, else None."""
-        if not isinstance(node, (gast.Name, gast.Attribute)):
+        """The value of `node` when it is known when the source is read (known_ref) and
+        holds a dict with string keys, else None."""
+        ref = self.known_ref(node)
+        value = ref.value if ref is not None else None
+        if not isinstance(value, dict):
             return None
-        scratch: list = []
-        try:
-            atom = self.expr(node, scratch)
-        except UnsupportedSyntaxError:
-            return None
-        if scratch or not isinstance(atom, ir.Ref) or not isinstance(atom.value, dict):
-            return None
-        return atom.value if all(isinstance(k, str) for k in atom.value) else None
+        return value if all(isinstance(k, str) for k in value) else None
 
     def call_keywords(self, node, out) -> list[tuple[str, ir.Atom]]:
         """A call's keyword atoms; `**d` spreads a dict whose keys are known here (a

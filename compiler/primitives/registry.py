@@ -51,6 +51,7 @@ class OpRules:
     zeros: dict[str, Callable] = field(default_factory=dict)  # see defzeros
     elementwise: bool = False  # see defelementwise
     rearranging: bool = False  # see defrearranging
+    refusal: str | None = None  # see defrefuse
 
 
 RULES: IdentityTable = IdentityTable()  # op -> OpRules
@@ -168,6 +169,13 @@ def rules_for(op) -> OpRules | None:
     if isinstance(op, Primitive):
         op = FUNCTIONS.get(op, [None])[0]
     return RULES.get(op)
+
+
+def defrefuse(op: Callable, message: str) -> None:
+    """`op` has no derivative the transforms may take, and differentiating it is an error
+    (pure_callback: a zero derivative would be a silent wrong answer), said with `message`
+    at the user's line."""
+    _entry(op).refusal = message
 
 
 def defjvp_joint(op: Callable, rule: Callable, argnames: tuple[str, ...]) -> None:

@@ -12,6 +12,7 @@ is the same computation, still Core a later transform can take.
 from __future__ import annotations
 
 import inspect
+import operator
 import re
 
 from redraft.compiler.core import ir
@@ -22,7 +23,8 @@ _VERSION = re.compile(r"^(.+?)(?:_(\d+))?$")
 
 def tidy(fn: ir.Function) -> ir.Function:
     """`fn` without dead statements, with keyword flags and temporaries numbered in order."""
-    body = remove_dead_code(fn.body)
+    body = fold_literal_arithmetic(fn.body, set(fn.params))
+    body = remove_dead_code(body)
     body = coalesce_copies(body, set(fn.params))
     body = _parameter_aliases(body, set(fn.params))
     body = _flags_in_block(body)
@@ -34,6 +36,85 @@ def tidy(fn: ir.Function) -> ir.Function:
         if compact is out:
             break
         out = compact
+    return out
+
+
+# ---- literal arithmetic ------------------------------------------------------------------------
+
+_ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+               operator.mod, operator.pow, operator.neg)
+
+
+def fold_literal_arithmetic(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
+    """`t3 = 2 - 1` (a rule's `y - 1` for a literal y) is the number 1, read where t3 is
+    read, and then `t4 = t1 ** 1` is the copy `t4 = t1`: the derivative of x ** 2 reads
+    `2 * x`. Only names assigned once are folded, so loops and branches keep their meaning;
+    the definitions left unread go with the dead code."""
+    writes: dict[str, int] = {}
+    for s in ir.walk_stmts(body):
+        for n in ir.stmt_writes(s):
+            writes[n] = writes.get(n, 0) + 1
+    numbers: dict[str, object] = {}
+    while True:
+        found = {s.targets[0]: value for s in ir.walk_stmts(body)
+                 if isinstance(s, ir.Assign) and len(s.targets) == 1
+                 and writes.get(s.targets[0]) == 1 and s.targets[0] not in params
+                 and s.targets[0] not in numbers
+                 and (value := _literal_value(s.expr, numbers)) is not None}
+        if not found:
+            break
+        numbers.update(found)
+    if not numbers:
+        return body
+
+    def atom(a):
+        return ir.Const(numbers[a.name]) if isinstance(a, ir.Var) and a.name in numbers else a
+    made: set[str] = set()
+    body = _powers_of_one([ir.map_stmt(s, atom) for s in body], made)
+    copies = {s.targets[0]: s.expr for s in ir.walk_stmts(body)
+              if isinstance(s, ir.Assign) and s.targets[0] in made and len(s.targets) == 1
+              and s.targets[0] not in params and writes.get(s.targets[0]) == 1
+              and writes.get(s.expr.name, 0) <= 1}
+    if not copies:
+        return body
+    return [ir.map_stmt(s, lambda a: copies.get(a.name, a) if isinstance(a, ir.Var) else a)
+            for s in body]
+
+
+def _literal_value(e: ir.Expr, numbers: dict):
+    """The int or float `e` computes when it is arithmetic on literals (or names already
+    found to hold one), else None."""
+    if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.fn.value in _ARITHMETIC
+            and not e.kwargs and e.star_args is None):
+        return None
+    args = []
+    for a in e.args:
+        value = numbers.get(a.name) if isinstance(a, ir.Var) else (
+            a.value if isinstance(a, ir.Const) else None)
+        if type(value) not in (int, float):
+            return None
+        args.append(value)
+    try:
+        out = e.fn.value(*args)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    return out if type(out) in (int, float) else None
+
+
+def _powers_of_one(body: list[ir.Stmt], made: set[str]) -> list[ir.Stmt]:
+    """`t = x ** 1` as the copy `t = x`, nested blocks included; the copies' names go in
+    `made` (their readers may read x itself)."""
+    out = []
+    for s in body:
+        if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.expr, ir.Call)
+                and isinstance(s.expr.fn, ir.Ref) and s.expr.fn.value is operator.pow
+                and len(s.expr.args) == 2 and isinstance(s.expr.args[0], ir.Var)
+                and s.expr.args[1] == ir.Const(1) and type(s.expr.args[1].value) is int
+                and not s.expr.kwargs):
+            made.add(s.targets[0])
+            out.append(ir.Assign(s.targets, s.expr.args[0], s.origin))
+        else:
+            out.append(ir.with_blocks(s, lambda b: _powers_of_one(b, made)))
     return out
 
 

@@ -135,7 +135,8 @@ def full(shape, fill_value, dtype=None) -> Array:
     if type(fill._buf) is not np.ndarray or fill.ndim:  # staged, or an array to repeat
         from redraft.numpy.promotion import cast
         return lax_shape.broadcast_to_rank(cast(fill, dt), _shape_tuple(shape))
-    return _filled(shape, fill._buf.item(), dt, "full")
+    out = _filled(shape, fill._buf.item(), dt, "full")
+    return wrap_host(out._buf, True) if fill._weak and dtype is None else out  # as JAX's
 
 
 def _like(a, dtype, shape):

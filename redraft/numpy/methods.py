@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
+from redraft.runtime import dtypes
 from redraft.runtime.array import Array, install_index_modes, install_numpy_api, wrap_host
 from redraft.runtime.convert import as_array
 
@@ -48,6 +51,23 @@ def _method(fn):
     return method
 
 
+def _rounding(jnp):
+    def round_(self, ndigits=None) -> Array:
+        """round(x): to the nearest integer as an int array, or to `ndigits` digits in x's
+        own dtype, as round() of a JAX array gives."""
+        if ndigits is None:
+            return jnp.round(self).astype(dtypes.default_int())
+        return jnp.round(self, ndigits)
+    return round_
+
+
+def _view(self, dtype=None) -> Array:
+    """The same bytes read as `dtype` (the last axis rescaled where item sizes differ)."""
+    if dtype is None:
+        return self
+    return wrap_host(np.ascontiguousarray(np.asarray(self)).view(np.dtype(dtype)), False)
+
+
 def _matmul_operand(other):
     return other if isinstance(other, Array) else as_array(other)
 
@@ -76,7 +96,10 @@ def install_methods(jnp) -> None:
     Array.__pos__ = lambda self: self
     Array.__abs__ = lambda self: jnp.absolute(self)
     Array.__invert__ = lambda self: jnp.invert(self)
-    Array.__round__ = lambda self, ndigits=None: jnp.round(self, ndigits or 0)
+    Array.__round__ = _rounding(jnp)
+    Array.view = _view
+    Array.tobytes = lambda self, order="C": np.asarray(self).tobytes(order)
+    Array.is_fully_addressable = property(lambda self: True)  # one process holds it whole
     Array.__getitem__ = getitem
     reductions = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax",
                   "argmin", "cumsum", "cumprod", "ptp")

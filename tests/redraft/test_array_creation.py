@@ -68,3 +68,13 @@ def test_numpy_reductions_of_an_array_call_its_methods():
     assert isinstance(np.max(x, axis=1), redraft.Array)
     with pytest.raises(TypeError, match="out="):
         x.sum(out=np.zeros(()))
+
+
+def test_round_view_tobytes_as_on_jax_arrays():
+    x = jnp.array([1.6, 2.4])
+    r = round(x[0])
+    assert int(r) == 2 and r.dtype == np.int32  # round() gives an int array, as JAX's
+    assert round(x[0], 1).dtype == np.float32
+    np.testing.assert_array_equal(x.view(jnp.int32), np.float32([1.6, 2.4]).view(np.int32))
+    assert x.view(jnp.float16).shape == (4,)
+    assert x.tobytes() == np.float32([1.6, 2.4]).tobytes() and x.is_fully_addressable

@@ -68,3 +68,17 @@ def test_effects_barrier_returns_after_effects_ran(capsys):
     redraft.jit(lambda x: redraft.debug.print("v={}", x) or x)(jnp.ones(1))
     assert redraft.effects_barrier() is None
     assert "v=[1.]" in capsys.readouterr().out
+
+
+def _through_a_callback(x):
+    return jnp.sum(redraft.pure_callback(np.sin, redraft.ShapeDtypeStruct(x.shape, x.dtype), x))
+
+
+def test_differentiating_a_pure_callback_is_refused_at_the_users_line():
+    """As JAX: a pure callback has no derivative (zero would be silently wrong); the error
+    names the call's line and says to give the caller custom rules."""
+    x = jnp.arange(3.0)
+    for transform in (redraft.grad, lambda f: lambda x: redraft.jvp(f, (x,), (x,))):
+        with pytest.raises(redraft.compiler.transforms.common.TransformError,
+                           match=r"test_callbacks.py:\d+: pure callbacks have no derivative"):
+            transform(_through_a_callback)(x)

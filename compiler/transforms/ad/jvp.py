@@ -142,6 +142,8 @@ class ForwardMode:
         if not isinstance(call.fn, ir.Ref):
             raise unsupported_op(call, s.origin, "forward-mode")
         rules = rules_for(call.fn.value)
+        if rules.refusal:
+            raise TransformError(f"{where(s.origin)}{rules.refusal}")
         bound = bind_call(rules, call, s.origin)
         active = [p for p, a in bound.items() if isinstance(a, ir.Var)
                   and a.name in self.active and p not in rules.static]

@@ -486,6 +486,8 @@ class ReverseMode:
         if rules is None:
             self.reverse_user_call(s, g, out)
             return
+        if rules.refusal:
+            raise TransformError(f"{where(s.origin)}{rules.refusal}")
         if rules.nondiff_reason:
             return
         bound = bind_call(rules, call, s.origin)

@@ -157,7 +157,7 @@ def test_python_scalars_and_numpy_arrays_take_the_fast_path_with_slow_path_resul
     r = g(5, True)
     assert repr(r) == "Array(-5, dtype=int32, weak_type=True)" and g.cache_size == 1
     h = jit(fns.decay)
-    assert float(h(2.0)) == float(h(jnp.asarray(2.0))) and h.cache_size == 2  # weak, strong
+    assert float(h(2.0)) == float(h(jnp.float32(2.0))) and h.cache_size == 2  # weak, strong
     assert h(2.5).weak_type and float(h(2.5)) == pytest.approx(fns.decay(2.5), rel=1e-6)
     assert h.cache_size == 2
 

@@ -54,10 +54,15 @@ def test_default_dtypes_are_32_bit():
     assert jnp.linspace(0, 1, 3).dtype == np.float32
 
 
-def test_created_arrays_are_not_weak():
-    assert not jnp.array(1.0).weak_type
-    assert not jnp.asarray(2).weak_type
-    assert not jnp.full((), 3.0).weak_type
+def test_arrays_made_from_python_numbers_are_weak_as_in_jax():
+    """JAX 0.10.2: jnp.array(1.0), asarray(2) and full((), 3.0) are weakly typed; a dtype,
+    a list, a NumPy value or a bool makes a strongly typed array."""
+    assert jnp.array(1.0).weak_type and jnp.asarray(2).weak_type
+    assert jnp.full((), 3.0).weak_type and jnp.full((2,), 3.0).weak_type
+    assert not jnp.array(1.0, dtype=jnp.float32).weak_type
+    assert not jnp.array([1.0, 2.0]).weak_type and not jnp.asarray(np.float32(1)).weak_type
+    assert not jnp.array(True).weak_type and not jnp.full((), 3.0, jnp.float32).weak_type
+    assert (jnp.array(1.0) * jnp.ones(2, jnp.float16)).dtype == np.float16
 
 
 def test_linspace_retstep():
