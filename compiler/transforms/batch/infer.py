@@ -38,7 +38,8 @@ from redraft.compiler.transforms.common import (TransformError, is_transformable
 
 _MAX_ROUNDS = 30
 # the result of a loop over the examples, by what the loop's entry says it returns
-LOOP_RESULTS = {"array": bt.B, "list": bt.seq(bt.B), "any": bt.TREE}
+LOOP_RESULTS = {"array": bt.B, "list": bt.seq(bt.B), "list of trees": bt.seq(bt.TREE),
+                "any": bt.TREE}
 
 
 class NeedsExampleLoop(TransformError):

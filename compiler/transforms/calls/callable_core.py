@@ -18,7 +18,6 @@ from redraft.compiler.primitives.registry import rules_for
 def core_of(fn) -> ir.Function:
     """Core of a user function, a transformed function, or a jit-wrapped one (in SSA)."""
     from redraft.compiler.frontend.local_functions import LocalFunction
-    from redraft.compiler.frontend.normalize import lower_function
     from redraft.compiler.frontend.ssa import to_ssa
     if isinstance(fn, LocalFunction) and not fn.captured:
         fn = fn.function  # a lambda or def inside a function, capturing nothing

@@ -188,9 +188,7 @@ def test_second_order_gradients_with_saved_values(fn, args):
     close(jit(grad(inner))(x), grad(inner)(x), rtol=1e-4, atol=1e-6)
 
 
-# vmap of two_layer's gradient fails with and without saved values: the tuple cotangent of
-# its scan's outputs is indexed as a batched array (compiler/transforms/batch)
-@pytest.mark.parametrize("fn, args", CASES[2:], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
 def test_vmap_of_gradients_with_saved_values(fn, args):
     x, other = (jnp.asarray(a.astype(np.float32)) for a in args)
     batch = jnp.stack([x, x * 0.5])

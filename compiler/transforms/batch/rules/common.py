@@ -136,7 +136,8 @@ def positional_names(b: RuleCall) -> list:
 
 def loop(b: RuleCall, returns: str = "array"):
     """Batch this call by a loop over the examples (a rule's fallback). `returns` says how
-    per-example results stack: "array", "list" (a list of arrays) or "any" (a pytree)."""
+    per-example results stack: "array", "list" (a list of arrays), "list of trees" (a scan's
+    ys, tuples perhaps) or "any" (a pytree)."""
     from redraft.compiler.transforms.batch.batching import BatchEntry
     from redraft.compiler.transforms.batch.vmap_calls import loop_call
     entry = BatchEntry(b.call.fn.value, "loop", returns=returns)

@@ -53,7 +53,7 @@ defbatch(helpers.scan_indices, lambda b: b.fail("a scan's length differs between
 defbatch(helpers.tree_index, _tree_index)
 defbatch(helpers.tree_stack, _tree_stack)
 defbatch(helpers.tree_index_add, loop_returning("any"))
-defbatch(helpers.tree_unstack, loop_returning("list"))
+defbatch(helpers.tree_unstack, loop_returning("list of trees"))  # a scan's ys may be tuples
 
 _LOWERED = ("the frontend lowers lax.{} to Core loops and branches, which vmap batches; a "
             "call that reaches vmap passed functions the frontend could not see (pass them "

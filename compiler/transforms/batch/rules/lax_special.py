@@ -1,8 +1,9 @@
 """Batching of lax's special functions (redraft/scipy/special_functions/lax_forms.py), of its
 structural and bit conveniences (redraft/lax/structure.py, bits.py) and of the helpers their
 derivative rules call: vmap reads their source, compositions of lax and redraft.numpy
-functions with batching rules of their own. select_n takes its cases as *args, which source batching cannot read: it is
-elementwise (its operands broadcast together), and batched as such."""
+functions with batching rules of their own. select_n takes its cases as *args, which source
+batching cannot read: it is elementwise (its operands broadcast together), and batched as
+such."""
 from redraft import lax
 from redraft.compiler.primitives.registry import ELEMENTWISE
 from redraft.compiler.transforms.ad.rules import lax_special as rules
