@@ -14,8 +14,8 @@ Narrow products (N up to one vector: N = 10 classes) skip the packing of A, whic
 more than the product: `redraft_matmul_dot<w>` (A by rows) takes dot products along k against
 a transposed copy of B, `redraft_matmul_cols<w>` (A by columns) runs vectors down the rows of
 C, each made for a width w >= N so that every lane computes a wanted value; they compile on
-demand into gemm_rows' table (MatmulKernel.prepare_narrow), and a broadcast kernel inside
-gemm_rows covers the other layouts and the variants not compiled.
+demand (about 10 ms each) into gemm_rows' table (MatmulKernel.prepare_narrow); other
+layouts, and variants not compiled, take the packed path.
 
 `matmul(a, b)` is the NumPy-facing driver: it compiles once per dtype, packs B and splits
 the rows of C over a thread pool (ctypes drops the GIL during each call).
@@ -515,16 +515,18 @@ class _GemmEmitter:
         fn = self.new_function(gemm_rows_name(cfg), ROWS_ARGS, internal=False)
         a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1, ap = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        narrow = self.emit_narrow_rows()
-        _if(b, b.icmp_signed("<=", n_total, _i64(cfg.vl)),
-            lambda: self._narrow_dispatch(b, narrow, fn.args),
+        entry = self._narrow_entry(b, fn.args)
+        fnty = ir.FunctionType(ir.VoidType(), [arg.type for arg in fn.args])
+        _if(b, b.icmp_unsigned("!=", entry, _i64(0)),
+            lambda: b.call(b.inttoptr(entry, ir.PointerType(fnty)), list(fn.args)),
             lambda: self._blocked_rows(b, pack_a, ukernel, fn.args), "narrow")
         b.ret_void()
         return fn
 
-    def _narrow_dispatch(self, b: ir.IRBuilder, broadcast: ir.Function, args) -> None:
-        """N <= VL: the variant in the narrow table for this layout and width if it has been
-        compiled (MatmulKernel.prepare_narrow), else the broadcast kernel."""
+    def _narrow_entry(self, b: ir.IRBuilder, args) -> ir.Value:
+        """The address of the narrow variant for this product (N <= VL, its layout and
+        width) if MatmulKernel.prepare_narrow compiled it into the table, else 0 (the
+        packed path then computes it)."""
         cfg = self.cfg
         a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1, ap = args
         widths = narrow_widths(cfg)
@@ -539,24 +541,20 @@ class _GemmEmitter:
         for w in widths[:-1]:
             slot = b.add(slot, b.zext(b.icmp_signed(">", n_total, _i64(w)), _I64))
         slot = b.add(slot, b.select(dotted, _i64(0), _i64(len(widths))))
+        slot = _min(b, slot, _i64(2 * len(widths) - 1))  # (N > VL reads a slot, unused)
         entry = b.load(b.gep(table, [_i64(0), slot], inbounds=True,
                              source_etype=table.value_type), typ=_I64)
-        entry = b.select(b.or_(dotted, columns), entry, _i64(0))
-        fnty = ir.FunctionType(ir.VoidType(), [arg.type for arg in args])
-        _if(b, b.icmp_unsigned("!=", entry, _i64(0)),
-            lambda: b.call(b.inttoptr(entry, ir.PointerType(fnty)), list(args)),
-            lambda: b.call(broadcast, [a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1]),
-            "ntable")
+        narrow = b.and_(b.icmp_signed("<=", n_total, _i64(cfg.vl)), b.or_(dotted, columns))
+        return b.select(narrow, entry, _i64(0))
 
     def emit_column_rows(self, nv: int) -> ir.Function:
-        """cols(A, csa, Bp, C, rsc, N, K, m0, m1): C[m0:m1] = A[m0:m1] @ B for N <= nv, A
-        stored by columns (unit row stride: the `x.T @ g` layout).
+        """cols(A, rsa, csa, Bp, C, rsc, N, K, m0, m1, W): C[m0:m1] = A[m0:m1] @ B for
+        N <= nv, A stored by columns (unit row stride: the `x.T @ g` layout).
 
-        Vectors run down the rows of C: for RV = 24 // nv vectors of rows at a time each k
-        step loads RV vectors of A's column k and broadcasts nv values of B's row k into
-        RV * nv FMAs, every lane useful; the accumulators (columns of a block of C) are
-        transposed in registers and stored by rows under a lane mask. A last, short block
-        reads and writes under row masks.
+        Vectors run down the rows of C: for RV = min(2, 24 // nv) vectors of rows at a time
+        each k step loads RV vectors of A's column k and broadcasts nv values of B's row k
+        into RV * nv FMAs, every lane useful; the accumulators (columns of a block of C) are
+        copied out by rows. A last, short block reads under row masks.
         """
         cfg = self.cfg
         fn = self.new_function(narrow_name(cfg, "cols", nv), ROWS_ARGS, internal=False)
@@ -568,12 +566,13 @@ class _GemmEmitter:
         ivec = ir.VectorType(i32, vl)
         lanes = ir.Constant(ivec, list(range(vl)))
         mask_n = b.icmp_signed("<", lanes, self._splat_i32(b, b.trunc(n_total, i32), ivec))
-        store = _declare(self.module, f"llvm.masked.store.v{vl}{cfg.suffix}.p0",
-                         ir.FunctionType(ir.VoidType(), [self.vec, _PTR, i32, mask_n.type]))
         load = _declare(self.module, f"llvm.masked.load.v{vl}{cfg.suffix}.p0",
                         ir.FunctionType(self.vec, [_PTR, i32, mask_n.type, self.vec]))
         zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * vl)
         align = ir.Constant(i32, self.align)
+        # the block's columns are copied out through this tile by scalar moves: transposing
+        # them in registers ran as fast but took 12 ms of code generation per transpose
+        tile = b.alloca(self.elem, size=nv * rv * vl, name="tile")
 
         def block(i0: ir.Value) -> None:
             left = b.trunc(_min(b, _i64(rv * vl), b.sub(m1, i0)), i32)
@@ -594,26 +593,32 @@ class _GemmEmitter:
 
             out = for_range(b, _i64(0), k_total, 1,
                             [zero] * count + [self.at(b, a, i0), bp], step, "ck")
-            none = ir.Constant(mask_n.type, [0] * vl)
             for v in range(rv):
-                rows = self._transpose(b, out[v * nv:(v + 1) * nv] + [zero] * (vl - nv))
-                for r, row in enumerate(rows):
-                    index = b.add(i0, _i64(v * vl + r))
-                    mask = b.select(b.icmp_signed("<", index, m1), mask_n, none)
-                    b.call(store, [row, self.at(b, c, b.mul(index, rsc)), align, mask])
+                for j in range(nv):
+                    self.store_vec(b, out[v * nv + j], tile, _i64((j * rv + v) * vl))
+
+            def row(r: ir.Value) -> None:
+                def column(j: ir.Value) -> None:
+                    value = b.load(self.at(b, tile, b.add(b.mul(j, _i64(rv * vl)), r)),
+                                   typ=self.elem)
+                    b.store(value, self.at(b, c, b.add(b.mul(b.add(i0, r), rsc), j)))
+
+                counted_loop(b, _i64(0), n_total, 1, column, "cj")
+
+            counted_loop(b, _i64(0), b.zext(left, _I64), 1, row, "cr")
 
         counted_loop(b, m0, m1, rv * vl, block, "crow")
         b.ret_void()
         return fn
 
     def emit_dot_rows(self, nv: int) -> ir.Function:
-        """dot(A, rsa, Bp, C, rsc, N, K, m0, m1, W): C[m0:m1] = A[m0:m1] @ B for N <= nv,
-        A stored by rows (unit column stride).
+        """dot(A, rsa, csa, Bp, C, rsc, N, K, m0, m1, W): C[m0:m1] = A[m0:m1] @ B for
+        N <= nv, A stored by rows (unit column stride), W a workspace (gemm_rows' Ap).
 
         A narrow product as dot products along k: B's nv columns are copied transposed
-        into W (VL values of k per vector, zero past K and N), then for R = 24 // nv rows
+        into W (VL values of k per vector, zero past K and N), then for R = min(2, 24 // nv) rows
         at a time each step loads VL values of k from every row of A and makes R * nv FMAs
-        into R * nv vector accumulators, every lane useful (the broadcast kernel uses N of
+        into R * nv vector accumulators, every lane useful (the packed path uses N of
         VL); the lanes of each accumulator are summed by a fixed tree at the end. Per row
         the arithmetic is the same whichever rows share its block, so splits over threads
         change no bit.
@@ -660,25 +665,28 @@ class _GemmEmitter:
                                 ir.Constant(ivec, [0] * ivec.count))
 
     def _transpose_b(self, b: ir.IRBuilder, bp, w, k_total, blocks, nv: int) -> None:
-        """W[(kb * nv + j) * VL + t] = B[kb * VL + t, j] (0 for k >= K): VL rows of the packed
-        B's first vector (its single panel, zero past N) transposed in registers."""
+        """W[(kb * nv + j) * VL + t] = B[kb * VL + t, j] (0 for k >= K) from the packed B (its
+        single panel, zero past N): per k, its nv values scattered to their columns' vectors
+        by scalar moves (a transpose in registers took 12 ms of code generation)."""
         cfg = self.cfg
         vl = cfg.vl
-        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * vl)
-        last = b.sub(k_total, _i64(1))
 
-        def block(kb: ir.Value) -> None:
-            rows = []
-            for t in range(vl):
-                k = b.add(b.mul(kb, _i64(vl)), _i64(t))
-                value = self.load_vec(b, bp, b.mul(_min(b, k, last), _i64(cfg.nr)))
-                rows.append(b.select(b.icmp_signed("<", k, k_total), value, zero))
-            columns = self._transpose(b, rows)
+        def row(k: ir.Value) -> None:
+            src = b.mul(k, _i64(cfg.nr))
+            dst = b.add(b.mul(b.sdiv(k, _i64(vl)), _i64(nv * vl)), b.srem(k, _i64(vl)))
             for j in range(nv):
-                self.store_vec(b, columns[j], w, b.mul(b.add(b.mul(kb, _i64(nv)), _i64(j)),
-                                                       _i64(vl)))
+                value = b.load(self.at(b, bp, b.add(src, _i64(j))), typ=self.elem)
+                b.store(value, self.at(b, w, b.add(dst, _i64(j * vl))))
 
-        counted_loop(b, _i64(0), blocks, 1, block, "bt")
+        counted_loop(b, _i64(0), k_total, 1, row, "bt")
+        zero = ir.Constant(self.elem, 0.0)
+
+        def pad(k: ir.Value) -> None:
+            dst = b.add(b.mul(b.sdiv(k, _i64(vl)), _i64(nv * vl)), b.srem(k, _i64(vl)))
+            for j in range(nv):
+                b.store(zero, self.at(b, w, b.add(dst, _i64(j * vl))))
+
+        counted_loop(b, k_total, b.mul(blocks, _i64(vl)), 1, pad, "bpad")
 
     def _dot_accumulate(self, b: ir.IRBuilder, starts, w, k_total, nv: int,
                         mask_k) -> list[ir.Value]:
@@ -768,86 +776,12 @@ class _GemmEmitter:
 
         counted_loop(b, _i64(0), k_total, cfg.kc, k_slice, "pc")
 
-    def emit_narrow_rows(self) -> ir.Function:
-        """narrow(A, rsa, csa, Bp, C, rsc, N, K, m0, m1): C[m0:m1] = A[m0:m1] @ B for N <= VL.
-
-        With one vector of B per k, packing A would cost more than the product (A is read
-        once): blocks of MR rows of A are read in place, each k step one vector load of the
-        packed B (row k of its single panel, zero past N) and MR broadcast FMAs, over all of
-        K in one chain; C is written with a lane mask. A range whose length is not a
-        multiple of MR ends with a block overlapping the previous one (the rows it repeats
-        come out bit-identical), or row by row when it is shorter than MR.
-        """
-        cfg = self.cfg
-        name = f"redraft_matmul_narrow_{cfg.suffix}"
-        if name in self.module.globals:
-            return self.module.globals[name]
-        args = [_PTR, _I64, _I64, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64]
-        fn = self.new_function(name, args, internal=True, inline=False)
-        a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1 = fn.args
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
-        i32 = ir.IntType(32)
-        ivec = ir.VectorType(i32, cfg.vl)
-        width = b.insert_element(ir.Constant(ivec, ir.Undefined), b.trunc(n_total, i32),
-                                 ir.Constant(i32, 0))
-        width = b.shuffle_vector(width, ir.Constant(ivec, ir.Undefined),
-                                 ir.Constant(ivec, [0] * cfg.vl))
-        mask = b.icmp_signed("<", ir.Constant(ivec, list(range(cfg.vl))), width)
-        store = _declare(self.module, f"llvm.masked.store.v{cfg.vl}{cfg.suffix}.p0",
-                         ir.FunctionType(ir.VoidType(), [self.vec, _PTR, i32, mask.type]))
-        group = 3 if cfg.mr % 3 == 0 else 1
-        steps = [b.mul(rsa, _i64(j)) for j in range(group)]
-
-        def rows(i0: ir.Value, count: int) -> None:
-            starts = [self.at(b, a, b.mul(b.add(i0, _i64(g)), rsa))
-                      for g in range(0, count, group)]
-            acc = self._narrow_accumulate(b, starts, steps[:min(group, count)], csa, bp,
-                                          k_total)
-            for r, value in enumerate(acc):
-                ptr = self.at(b, c, b.mul(b.add(i0, _i64(r)), rsc))
-                b.call(store, [value, ptr, ir.Constant(i32, self.align), mask])
-
-        length = b.sub(m1, m0)
-        whole_end = b.add(m0, b.mul(b.sdiv(length, _i64(cfg.mr)), _i64(cfg.mr)))
-        counted_loop(b, m0, whole_end, cfg.mr, lambda i0: rows(i0, cfg.mr), "nrow")
-        ragged = b.icmp_signed("<", whole_end, m1)
-        _if(b, b.and_(ragged, b.icmp_signed(">=", length, _i64(cfg.mr))),
-            lambda: rows(b.sub(m1, _i64(cfg.mr)), cfg.mr),
-            lambda: counted_loop(b, whole_end, m1, 1, lambda i: rows(i, 1), "none"), "ntail")
-        b.ret_void()
-        return fn
-
     @staticmethod
     def _opaque(b: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
         """`pointer` through an empty inline asm: the code generator's strength reduction
         cannot see that the row pointers differ by multiples of one stride, which it would
         otherwise rebuild from one register with a chain of dependent adds per k step."""
         return b.asm(ir.FunctionType(_PTR, [_PTR]), "", "=r,0", [pointer], False)
-
-    def _narrow_accumulate(self, b: ir.IRBuilder, starts, steps, csa, bp,
-                           k_total) -> list[ir.Value]:
-        """For each row start + step (pointers into A, advanced by csa along k): the sum over
-        k of A[row, k] * Bp[k, :VL], in vector phis. Few base pointers (rows 3 apart) keep
-        the addresses in registers: [base + step*4]."""
-        cfg = self.cfg
-        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * cfg.vl)
-        count = len(starts) * len(steps)
-
-        def step(k: ir.Value, carried: list) -> list:
-            acc, bases, bptr = carried[:count], carried[count:-1], carried[-1]
-            bvec = self.load_vec(b, bptr, _i64(0))
-            new = []
-            for g, base in enumerate(bases):
-                for j, offset in enumerate(steps):
-                    value = b.load(self.at(b, base, offset), typ=self.elem)
-                    new.append(b.call(self.fma, [self.splat(b, value), bvec,
-                                                 acc[g * len(steps) + j]]))
-            bases = [self._opaque(b, self.at(b, base, csa)) for base in bases]
-            return new + bases + [self.at(b, bptr, _i64(cfg.nr))]
-
-        out = for_range(b, _i64(0), k_total, 1, [zero] * count + list(starts) + [bp], step,
-                        "nk")
-        return out[:count]
 
     def _sweep_block(self, b: ir.IRBuilder, ukernel: ir.Function, ap, b_slice, c_block, rsc,
                      mc, n_total, kc, first) -> None:
@@ -896,7 +830,7 @@ def narrow_table_name(cfg: GemmConfig) -> str:
 
 
 def narrow_kind(cfg: GemmConfig, rsa: int, csa: int, k: int) -> str | None:
-    """The narrow variant gemm_rows picks for A's strides (None: the broadcast kernel)."""
+    """The narrow variant gemm_rows picks for A's strides (None: the packed path)."""
     if csa == 1 and (k + cfg.vl) * cfg.vl <= cfg.workspace_size:
         return "dot"
     return "cols" if rsa == 1 else None
@@ -920,9 +854,14 @@ def gemm_rows_name(cfg: GemmConfig) -> str:
     return f"redraft_matmul_rows_{cfg.suffix}"
 
 
-def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None) -> ir.Module:
+def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None,
+                        narrow_variants: bool = True) -> ir.Module:
     """Add the external pack-B and row-range functions for `cfg` to `module` (or a new one).
 
+    With `narrow_variants`, every narrow variant too, entered in the narrow table by its
+    initializer: the module that ahead-of-time objects and the persistent cache's runtime
+    library are built from (once, then loaded), whose table nothing fills at run time. The
+    JIT kernel leaves them out and compiles the ones it needs (MatmulKernel.prepare_narrow).
     Idempotent per dtype: a module that already has them is returned unchanged.
     """
     module = module or ir.Module(name=f"matmul_{cfg.suffix}")
@@ -931,6 +870,11 @@ def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None) -> ir.
     emitter = _GemmEmitter(module, cfg)
     emitter.emit_pack_b()
     emitter.emit_gemm_rows(emitter.emit_pack_a(), emitter.emit_micro_kernel())
+    if narrow_variants:
+        table = module.globals[narrow_table_name(cfg)]
+        table.initializer = ir.Constant(table.value_type, [
+            (emitter.emit_dot_rows if kind == "dot" else emitter.emit_column_rows)(nv).ptrtoint(
+                _I64) for kind in NARROW_KINDS for nv in narrow_widths(cfg)])
     return module
 
 
@@ -951,7 +895,8 @@ class MatmulKernel:
         # The code generator's loop strength reduction takes a third of those 0.10 s, but
         # the kernel needs it: without it the CNN step (its convolution a product with
         # k = 9) ran 17% slower, though square products ran as fast
-        self.compiled = CompiledModule(build_matmul_module(cfg), opt_level=0, vectorise=False)
+        self.compiled = CompiledModule(build_matmul_module(cfg, narrow_variants=False),
+                                       opt_level=0, vectorise=False)
         self.pack_b = self.compiled.function(pack_b_name(cfg), None,
                                              [_P, _L, _L, _P, _L, _L, _L, _L])
         self.gemm_rows = self.compiled.function(gemm_rows_name(cfg), None,
@@ -963,9 +908,9 @@ class MatmulKernel:
     def prepare_narrow(self, rsa: int, csa: int, k: int, n: int) -> None:
         """Compile the narrow variant that a product with A's strides (rsa, csa), K = k and
         N = n <= VL runs on, once, and enter it in gemm_rows' table. Variants compile on
-        demand (about 25 ms each, twelve in all) so that the kernel's first compile, which
+        demand (10-20 ms each, twelve in all) so that the kernel's first compile, which
         every first call with a product waits for, stays 0.1 s; until then, and in builds
-        that never ask (ahead-of-time objects), narrow products run the broadcast kernel."""
+        that never ask (ahead-of-time objects), narrow products take the packed path."""
         kind = narrow_kind(self.cfg, rsa, csa, k)
         if n > self.cfg.vl or kind is None:
             return

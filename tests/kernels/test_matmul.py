@@ -116,9 +116,10 @@ NARROW_K = [1, 15, 16, 17, 100, 1024, 3000]
 @pytest.mark.parametrize("layout", ["NN", "TN", "NT"])
 @pytest.mark.parametrize("k", NARROW_K)
 def test_narrow_products_every_width(k: int, layout: str) -> None:
-    """N up to one vector: the dot-product kernel (A by rows, B's transposed copy in the
-    workspace; K = 3000 does not fit it), the broadcast kernel (A by columns or strided),
-    their row blocks, overlapping last blocks and single rows, and the masked B packing."""
+    """N up to one vector, every width: the dot-product variants (A by rows, B's transposed
+    copy in the workspace; with K = 3000 it does not fit and A by rows takes the packed
+    path), the column variants (A by columns), their row blocks, last short blocks and
+    single rows, k tails, the masked B packing, and bit-identical splits over threads."""
     rng = np.random.default_rng(k)
     kernel = matmul_kernel("float32")
     for n in range(1, kernel.cfg.vl + 1):
@@ -147,7 +148,7 @@ def test_narrow_products_keep_special_values_to_their_own_rows() -> None:
 
 
 def test_narrow_products_before_their_variant_is_compiled(monkeypatch) -> None:
-    """gemm_rows runs the broadcast kernel while the narrow table is empty (ahead-of-time
+    """gemm_rows takes the packed path while the narrow table is empty (ahead-of-time
     objects never fill it), in every layout."""
     kernel = MatmulKernel(default_config("float32"))
     monkeypatch.setattr(kernel, "prepare_narrow", lambda *args: None)

@@ -95,9 +95,9 @@ def test_short_wide_products_in_every_layout(layout, m, k, n):
 @pytest.mark.parametrize("m,k,n", [(128, 1024, 10), (1024, 128, 10), (130, 77, 3),
                                    (45, 3000, 16), (33, 400, 2)])
 def test_narrow_products_in_every_layout(layout, m, k, n, monkeypatch):
-    """N = 10 classes and the like: the kernel's narrow paths (dot products along k for A
-    by rows, vectors down the rows of C for A by columns, broadcasts otherwise), ragged
-    row blocks and k tails, on one thread and split over the pool."""
+    """N = 10 classes and the like: the kernel's narrow variants (dot products along k for
+    A by rows, vectors down the rows of C for A by columns; K = 3000 takes the packed path),
+    ragged row blocks and k tails, on one thread and split over the pool."""
     from redraft.compiler.backend.llvm import dot
     used = []
     real = dot._kernel_product
