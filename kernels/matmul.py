@@ -164,13 +164,12 @@ class _GemmEmitter:
         mask = ir.Constant(ir.VectorType(ir.IntType(32), self.cfg.vl), [0] * self.cfg.vl)
         return b.shuffle_vector(one, undef, mask)
 
-    def new_function(self, name: str, args: list[ir.Type], internal: bool,
-                     inline: bool = True) -> ir.Function:
+    def new_function(self, name: str, args: list[ir.Type], internal: bool) -> ir.Function:
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), name=name)
         fn.attributes.add("nounwind")
         if internal:
             fn.linkage = "internal"
-            fn.attributes.add("alwaysinline" if inline else "noinline")
+            fn.attributes.add("alwaysinline")
         return fn
 
     # packing ------------------------------------------------------------------------------
