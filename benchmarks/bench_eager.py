@@ -60,9 +60,21 @@ CASES = [
          "jjnp.exp(jbig).block_until_ready()", 1),
     Case("jnp.tanh(big)  f32[1e6]", "jnp.tanh(big)", "np.tanh(big_np)",
          "jjnp.tanh(jbig).block_until_ready()", 1),
+    Case("jnp.log(pos)   f32[1e6]", "jnp.log(pos)", "np.log(pos_np)",
+         "jjnp.log(jpos).block_until_ready()", 1),
+    Case("sigmoid(big)   f32[1e6]", "rnn.sigmoid(big)", "sigmoid_np(big_np)",
+         "jax.nn.sigmoid(jbig).block_until_ready()", 1),
+    Case("where(m, b, p) f32[1e6]", "jnp.where(mask, big, pos)",
+         "np.where(mask_np, big_np, pos_np)",
+         "jjnp.where(jmask, jbig, jpos).block_until_ready()", 1),
     Case("selu(big)      f32[1e6]", "selu(jnp, big)", "selu(np, big_np)",
          "selu(jjnp, jbig).block_until_ready()", 1),
 ]
+
+
+def sigmoid_np(x):
+    """NumPy's logistic sigmoid as one would write it (NumPy has none)."""
+    return 1 / (1 + np.exp(-x))
 
 
 def selu(np_, x, alpha=1.67, lmbda=1.05):
@@ -90,13 +102,17 @@ def host_values() -> dict:
         "x_np": rng.standard_normal(8).astype(np.float32),
         "m_np": rng.standard_normal((4, 4)).astype(np.float32),
         "big_np": rng.standard_normal(BIG).astype(np.float32),
+        "pos_np": rng.uniform(0.01, 100, BIG).astype(np.float32),
+        "mask_np": rng.standard_normal(BIG) > 0,
     }
 
 
 def namespace() -> dict:
     """Globals for the timed statements: NumPy operands, redraft and JAX copies of them."""
     host = host_values()
-    ns = {"np": np, "jnp": jnp, "BIG": BIG, "set_copy": set_copy, "selu": selu,
+    import redraft.nn as rnn
+    ns = {"np": np, "jnp": jnp, "rnn": rnn, "BIG": BIG, "set_copy": set_copy, "selu": selu,
+          "sigmoid_np": sigmoid_np,
           "rng": np.random.default_rng(0), **host}
     ns.update({name[:-3]: jnp.asarray(value) for name, value in host.items()})
     try:

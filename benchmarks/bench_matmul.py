@@ -1,7 +1,7 @@
 """float32 matrix products in GFLOP/s: redraft's jit against NumPy (OpenBLAS) and XLA, and
 against this machine's FMA peak.
 
-    python -m benchmarks.bench_matmul [--quick] [--site DIR]
+    python -m benchmarks.bench_matmul [--quick] [--cpu] [--site DIR]
 
 Rows are the products of the MNIST MLP step (784-1024-1024-10, batch 128) in the layouts
 its forward and backward passes use (N = stored as used, T = the transpose of a stored
@@ -14,6 +14,12 @@ lanes x 2 flops x iterations / CPU seconds of its thread, and the machine's peak
 times the cores. (Products are timed by the wall clock, so on a loaded machine the
 fraction of peak understates what the code can do; compare the columns of one run.) The
 CPU's name and features come from llvmlite (the code is compiled for them).
+
+`--cpu` runs every library on one thread (REDRAFT_NUM_THREADS, OPENBLAS_NUM_THREADS and
+XLA's flags set before they load, by re-running this module) and times CPU seconds of the
+process: on a machine whose other core is taken by other users the wall clock of a
+two-thread product measures the scheduler, this measures each library's code on one core
+(against one core's peak).
 """
 from __future__ import annotations
 
@@ -122,10 +128,14 @@ def rd_tt(a, b):
 RD_FUNCTIONS = {"NN": rd_nn, "NT": rd_nt, "TN": rd_tn, "TT": rd_tt}
 
 
-def run(rows, repeat: int, jax) -> list[dict]:
+ONE_THREAD = {"REDRAFT_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+              "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+
+
+def run(rows, repeat: int, jax, clock=None) -> list[dict]:
     import redraft
     import redraft.numpy as rnp
-    from benchmarks.common import compare
+    from benchmarks.common import compare_rounds
     rng = np.random.default_rng(0)
     results = []
     for label, m, k, n, layout in rows:
@@ -140,7 +150,8 @@ def run(rows, repeat: int, jax) -> list[dict]:
             ns.update(theirs=jax.jit(RD_FUNCTIONS[layout]), ja=jax.numpy.asarray(a),
                       jb=jax.numpy.asarray(b), jax=jax)
             stmts["jax"] = "jax.block_until_ready(theirs(ja, jb))"
-        times = compare(stmts, ns, repeat=repeat, min_seconds=0.02)
+        times = {key: min(t) for key, t in
+                 compare_rounds(stmts, ns, repeat, min_seconds=0.02, clock=clock).items()}
         flops = 2.0 * m * n * k
         results.append({"label": label, "shape": f"{m}x{k} @ {k}x{n} {layout}",
                         **{key: flops / t / 1e9 for key, t in times.items()}})
@@ -152,7 +163,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--site", default=None, help="add this site-packages directory")
+    parser.add_argument("--cpu", action="store_true",
+                        help="every library on one thread, timed by the process's CPU seconds")
     args = parser.parse_args(argv)
+    if args.cpu and any(os.environ.get(k) != v for k, v in ONE_THREAD.items()):
+        os.environ.update(ONE_THREAD)  # before NumPy's BLAS and XLA start their threads
+        os.execv(sys.executable, [sys.executable, "-m", "benchmarks.bench_matmul",
+                                  *(sys.argv[1:] if argv is None else argv)])
     if args.site:
         site.addsitedir(args.site)
     try:
@@ -164,15 +181,16 @@ def main(argv=None) -> int:
     llvm.initialize_native_target()
     cores = len(os.sched_getaffinity(0))
     one, lanes = measure_peak()
-    every = one * cores
+    every = one * (1 if args.cpu else cores)
     rows = MLP_PRODUCTS + [(f"square {s:<11}", s, s, s, "NN") for s in SQUARES]
-    results = run(rows, 5 if args.quick else 15, jax)
+    results = run(rows, 5 if args.quick else 15, jax, time.process_time if args.cpu else None)
     print(f"host CPU (llvmlite): {llvm.get_host_cpu_name()}, {cores} cores; measured FMA "
           f"peak {one:.0f} GFLOP/s a core ({one / 2 / lanes:.2f} {32 * lanes}-bit FMAs a ns), "
           f"{every:.0f} on all {cores}")
     header = (f"{'product':<18} {'shape':<24} {'ours':>7} {'numpy':>7} {'xla':>7} "
               f"{'ours/peak':>9}")
-    print(header + "   (GFLOP/s; peak = all cores)")
+    print(header + ("   (GFLOP/s per CPU second, one thread each; peak = one core)"
+                    if args.cpu else "   (GFLOP/s; peak = all cores)"))
     print("-" * len(header))
     for r in results:
         xla = f"{r['jax']:7.0f}" if "jax" in r else f"{'-':>7}"

@@ -10,6 +10,13 @@ NR/VL vector loads of B, MR broadcasts of A and MR * NR/VL `llvm.fma` calls. Wit
 that is 12 x 32 floats (24 zmm accumulators). Operands are addressed through row and
 column strides, so transposed and strided views need no copy.
 
+Narrow products (N up to one vector: N = 10 classes) skip the packing of A, which would cost
+more than the product: `redraft_matmul_dot<w>` (A by rows) takes dot products along k against
+a transposed copy of B, `redraft_matmul_cols<w>` (A by columns) runs vectors down the rows of
+C, each made for a width w >= N so that every lane computes a wanted value; they compile on
+demand (about 10 ms each) into gemm_rows' table (MatmulKernel.prepare_narrow); other
+layouts, and variants not compiled, take the packed path.
+
 `matmul(a, b)` is the NumPy-facing driver: it compiles once per dtype, packs B and splits
 the rows of C over a thread pool (ctypes drops the GIL during each call).
 """
@@ -18,13 +25,14 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 from llvmlite import ir
-from redraft.kernels.llvm_loops import counted_loop
+from redraft.kernels.llvm_loops import counted_loop, for_range
 
 from .jit_host import CompiledModule, host_vector_bits
 
@@ -57,6 +65,11 @@ class GemmConfig:
         """Elements of the packed copy of a K x N right operand (N rounded up to NR)."""
         return k * (-(-n // self.nr) * self.nr)
 
+    def padded_columns(self, n: int) -> int:
+        """Columns the kernel computes for N: one vector for a narrow product, else N rounded
+        up to NR (the work that decides whether threads pay)."""
+        return self.vl if n <= self.vl else -(-n // self.nr) * self.nr
+
     @property
     def workspace_size(self) -> int:
         """Elements of the per-thread A-packing workspace that the row function takes."""
@@ -76,6 +89,11 @@ def default_config(dtype: np.dtype | str, vector_bits: int | None = None) -> Gem
 
 
 # --- small IR helpers -------------------------------------------------------------------
+
+
+DOT_WIDTHS = (2, 4, 8, 10, 12, 16)   # the narrow kernels' variants by N (rounded up)
+DOT_ROWS = 2         # rows of A a dot kernel step reads (2 x 10 accumulators for N = 10)
+COLUMN_VECTORS = 2   # vectors of rows of C a column kernel step computes
 
 
 def _i64(value: int) -> ir.Constant:
@@ -181,11 +199,17 @@ class _GemmEmitter:
                 rows = b.and_(whole, b.icmp_signed("==", csb, _i64(1)))
                 columns = b.and_(whole, b.icmp_signed("==", rsb, _i64(1)))
 
+                def ragged() -> None:
+                    _if(b, b.icmp_signed("==", csb, _i64(1)),
+                        lambda: self._copy_b_rows_masked(b, src, rsb, dst, k0, kc, j0, out,
+                                                         n_total),
+                        lambda: self._copy_b_rows_scalar(b, src, rsb, csb, dst, k0, kc, j0,
+                                                         out, n_total), "bmask")
+
                 def strided() -> None:
                     _if(b, columns,
                         lambda: self._copy_b_columns(b, src, csb, dst, k0, kc, j0, out),
-                        lambda: self._copy_b_rows_scalar(b, src, rsb, csb, dst, k0, kc, j0,
-                                                         out, n_total), "bcols")
+                        ragged, "bcols")
 
                 _if(b, rows,
                     lambda: self._copy_b_rows_vector(b, src, rsb, dst, k0, kc, j0, out),
@@ -208,6 +232,32 @@ class _GemmEmitter:
                 self.store_vec(b, value, dst, b.add(row_dst, _i64(v)))
 
         counted_loop(b, _i64(0), kc, 1, row, "kv")
+
+    def _copy_b_rows_masked(self, b, src, rsb, dst, k0, kc, j0, out, n_total) -> None:
+        """The last, partial panel of a B stored by rows (a narrow B: N = 10 is all of it):
+        per k, masked vector loads of the columns left and whole stores (zeros past N)."""
+        cfg = self.cfg
+        i32 = ir.IntType(32)
+        ivec = ir.VectorType(i32, cfg.vl)
+        left = b.trunc(b.sub(n_total, j0), i32)
+        left = b.shuffle_vector(b.insert_element(ir.Constant(ivec, ir.Undefined), left,
+                                                 ir.Constant(i32, 0)),
+                                ir.Constant(ivec, ir.Undefined), ir.Constant(ivec, [0] * cfg.vl))
+        masks = [b.icmp_signed("<", ir.Constant(ivec, list(range(v, v + cfg.vl))), left)
+                 for v in range(0, cfg.nr, cfg.vl)]
+        load = _declare(self.module, f"llvm.masked.load.v{cfg.vl}{cfg.suffix}.p0",
+                        ir.FunctionType(self.vec, [_PTR, i32, masks[0].type, self.vec]))
+        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * cfg.vl)
+
+        def row(k: ir.Value) -> None:
+            row_src = b.add(b.mul(b.add(k0, k), rsb), j0)
+            row_dst = b.add(out, b.mul(k, _i64(cfg.nr)))
+            for g, mask in enumerate(masks):
+                ptr = self.at(b, src, b.add(row_src, _i64(g * cfg.vl)))
+                value = b.call(load, [ptr, ir.Constant(i32, self.align), mask, zero])
+                self.store_vec(b, value, dst, b.add(row_dst, _i64(g * cfg.vl)))
+
+        counted_loop(b, _i64(0), kc, 1, row, "km")
 
     def _copy_b_columns(self, b, src, csb, dst, k0, kc, j0, out) -> None:
         """A whole panel of a B stored by columns (B.T row-major, the `x @ w.T` layout):
@@ -461,10 +511,253 @@ class _GemmEmitter:
         `GemmConfig.workspace_size` elements. Disjoint row ranges may run concurrently.
         """
         cfg = self.cfg
-        args = [_PTR, _I64, _I64, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _PTR]
-        fn = self.new_function(gemm_rows_name(cfg), args, internal=False)
+        fn = self.new_function(gemm_rows_name(cfg), ROWS_ARGS, internal=False)
         a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1, ap = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
+        entry = self._narrow_entry(b, fn.args)
+        fnty = ir.FunctionType(ir.VoidType(), [arg.type for arg in fn.args])
+        _if(b, b.icmp_unsigned("!=", entry, _i64(0)),
+            lambda: b.call(b.inttoptr(entry, ir.PointerType(fnty)), list(fn.args)),
+            lambda: self._blocked_rows(b, pack_a, ukernel, fn.args), "narrow")
+        b.ret_void()
+        return fn
+
+    def _narrow_entry(self, b: ir.IRBuilder, args) -> ir.Value:
+        """The address of the narrow variant for this product (N <= VL, its layout and
+        width) if MatmulKernel.prepare_narrow compiled it into the table, else 0 (the
+        packed path then computes it)."""
+        cfg = self.cfg
+        a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1, ap = args
+        widths = narrow_widths(cfg)
+        table = ir.GlobalVariable(self.module, ir.ArrayType(_I64, 2 * len(widths)),
+                                  narrow_table_name(cfg))
+        table.initializer = ir.Constant(table.value_type, None)
+        fits = b.icmp_signed("<=", b.mul(b.add(k_total, _i64(cfg.vl)), _i64(cfg.vl)),
+                             _i64(cfg.workspace_size))
+        dotted = b.and_(b.icmp_signed("==", csa, _i64(1)), fits)
+        columns = b.icmp_signed("==", rsa, _i64(1))
+        slot = _i64(0)
+        for w in widths[:-1]:
+            slot = b.add(slot, b.zext(b.icmp_signed(">", n_total, _i64(w)), _I64))
+        slot = b.add(slot, b.select(dotted, _i64(0), _i64(len(widths))))
+        slot = _min(b, slot, _i64(2 * len(widths) - 1))  # (N > VL reads a slot, unused)
+        entry = b.load(b.gep(table, [_i64(0), slot], inbounds=True,
+                             source_etype=table.value_type), typ=_I64)
+        narrow = b.and_(b.icmp_signed("<=", n_total, _i64(cfg.vl)), b.or_(dotted, columns))
+        return b.select(narrow, entry, _i64(0))
+
+    def emit_column_rows(self, nv: int) -> ir.Function:
+        """cols(A, rsa, csa, Bp, C, rsc, N, K, m0, m1, W): C[m0:m1] = A[m0:m1] @ B for
+        N <= nv, A stored by columns (unit row stride: the `x.T @ g` layout).
+
+        Vectors run down the rows of C: for RV = min(2, 24 // nv) vectors of rows at a time
+        each k step loads RV vectors of A's column k and broadcasts nv values of B's row k
+        into RV * nv FMAs, every lane useful; the accumulators (columns of a block of C) are
+        copied out by rows. A last, short block reads under row masks.
+        """
+        cfg = self.cfg
+        fn = self.new_function(narrow_name(cfg, "cols", nv), ROWS_ARGS, internal=False)
+        a, _, csa, bp, c, rsc, n_total, k_total, m0, m1, _ = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        vl = cfg.vl
+        rv = max(1, min(COLUMN_VECTORS, 24 // nv))
+        i32 = ir.IntType(32)
+        ivec = ir.VectorType(i32, vl)
+        lanes = ir.Constant(ivec, list(range(vl)))
+        mask_n = b.icmp_signed("<", lanes, self._splat_i32(b, b.trunc(n_total, i32), ivec))
+        load = _declare(self.module, f"llvm.masked.load.v{vl}{cfg.suffix}.p0",
+                        ir.FunctionType(self.vec, [_PTR, i32, mask_n.type, self.vec]))
+        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * vl)
+        align = ir.Constant(i32, self.align)
+        # the block's columns are copied out through this tile by scalar moves: transposing
+        # them in registers ran as fast but took 12 ms of code generation per transpose
+        tile = b.alloca(self.elem, size=nv * rv * vl, name="tile")
+
+        def block(i0: ir.Value) -> None:
+            left = b.trunc(_min(b, _i64(rv * vl), b.sub(m1, i0)), i32)
+            masks = [b.icmp_signed("<", ir.Constant(ivec, list(range(v * vl, (v + 1) * vl))),
+                                   self._splat_i32(b, left, ivec)) for v in range(rv)]
+            count = rv * nv
+
+            def step(k: ir.Value, carried: list) -> list:
+                acc, column, brow = carried[:count], carried[count], carried[count + 1]
+                avecs = [b.call(load, [self.at(b, column, _i64(v * vl)), align, masks[v], zero])
+                         for v in range(rv)]
+                new = list(acc)
+                for j in range(nv):
+                    bj = self.splat(b, b.load(self.at(b, brow, _i64(j)), typ=self.elem))
+                    for v in range(rv):
+                        new[v * nv + j] = b.call(self.fma, [avecs[v], bj, acc[v * nv + j]])
+                return new + [self.at(b, column, csa), self.at(b, brow, _i64(cfg.nr))]
+
+            out = for_range(b, _i64(0), k_total, 1,
+                            [zero] * count + [self.at(b, a, i0), bp], step, "ck")
+            for v in range(rv):
+                for j in range(nv):
+                    self.store_vec(b, out[v * nv + j], tile, _i64((j * rv + v) * vl))
+
+            def row(r: ir.Value) -> None:
+                def column(j: ir.Value) -> None:
+                    value = b.load(self.at(b, tile, b.add(b.mul(j, _i64(rv * vl)), r)),
+                                   typ=self.elem)
+                    b.store(value, self.at(b, c, b.add(b.mul(b.add(i0, r), rsc), j)))
+
+                counted_loop(b, _i64(0), n_total, 1, column, "cj")
+
+            counted_loop(b, _i64(0), b.zext(left, _I64), 1, row, "cr")
+
+        counted_loop(b, m0, m1, rv * vl, block, "crow")
+        b.ret_void()
+        return fn
+
+    def emit_dot_rows(self, nv: int) -> ir.Function:
+        """dot(A, rsa, csa, Bp, C, rsc, N, K, m0, m1, W): C[m0:m1] = A[m0:m1] @ B for
+        N <= nv, A stored by rows (unit column stride), W a workspace (gemm_rows' Ap).
+
+        A narrow product as dot products along k: B's nv columns are copied transposed
+        into W (VL values of k per vector, zero past K and N), then for R = min(2, 24 // nv) rows
+        at a time each step loads VL values of k from every row of A and makes R * nv FMAs
+        into R * nv vector accumulators, every lane useful (the packed path uses N of
+        VL); the lanes of each accumulator are summed by a fixed tree at the end. Per row
+        the arithmetic is the same whichever rows share its block, so splits over threads
+        change no bit.
+        """
+        cfg = self.cfg
+        fn = self.new_function(narrow_name(cfg, "dot", nv), ROWS_ARGS, internal=False)
+        a, rsa, _, bp, c, rsc, n_total, k_total, m0, m1, w = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        vl = cfg.vl
+        blocks = b.sdiv(b.add(k_total, _i64(vl - 1)), _i64(vl))
+        self._transpose_b(b, bp, w, k_total, blocks, nv)
+        i32 = ir.IntType(32)
+        ivec = ir.VectorType(i32, vl)
+        mask_n = b.icmp_signed("<", ir.Constant(ivec, list(range(vl))),
+                               self._splat_i32(b, b.trunc(n_total, i32), ivec))
+        k_left = b.trunc(b.sub(k_total, b.mul(b.sdiv(k_total, _i64(vl)), _i64(vl))), i32)
+        mask_k = b.icmp_signed("<", ir.Constant(ivec, list(range(vl))),
+                               self._splat_i32(b, k_left, ivec))
+        store = _declare(self.module, f"llvm.masked.store.v{vl}{cfg.suffix}.p0",
+                         ir.FunctionType(ir.VoidType(), [self.vec, _PTR, i32, mask_n.type]))
+        rows_per_block = max(1, min(DOT_ROWS, 24 // nv))
+
+        def rows(i0: ir.Value, count: int) -> None:
+            starts = [self.at(b, a, b.mul(b.add(i0, _i64(r)), rsa)) for r in range(count)]
+            acc = self._dot_accumulate(b, starts, w, k_total, nv, mask_k)
+            for r in range(count):
+                sums = self._lane_sums(b, acc[r * nv:(r + 1) * nv])
+                ptr = self.at(b, c, b.mul(b.add(i0, _i64(r)), rsc))
+                b.call(store, [sums, ptr, ir.Constant(i32, self.align), mask_n])
+
+        whole_end = b.add(m0, b.mul(b.sdiv(b.sub(m1, m0), _i64(rows_per_block)),
+                                    _i64(rows_per_block)))
+        counted_loop(b, m0, whole_end, rows_per_block, lambda i0: rows(i0, rows_per_block),
+                     "drow")
+        counted_loop(b, whole_end, m1, 1, lambda i: rows(i, 1), "done")
+        b.ret_void()
+        return fn
+
+    @staticmethod
+    def _splat_i32(b: ir.IRBuilder, value: ir.Value, ivec: ir.VectorType) -> ir.Value:
+        i32 = ir.IntType(32)
+        one = b.insert_element(ir.Constant(ivec, ir.Undefined), value, ir.Constant(i32, 0))
+        return b.shuffle_vector(one, ir.Constant(ivec, ir.Undefined),
+                                ir.Constant(ivec, [0] * ivec.count))
+
+    def _transpose_b(self, b: ir.IRBuilder, bp, w, k_total, blocks, nv: int) -> None:
+        """W[(kb * nv + j) * VL + t] = B[kb * VL + t, j] (0 for k >= K) from the packed B (its
+        single panel, zero past N): per k, its nv values scattered to their columns' vectors
+        by scalar moves (a transpose in registers took 12 ms of code generation)."""
+        cfg = self.cfg
+        vl = cfg.vl
+
+        def row(k: ir.Value) -> None:
+            src = b.mul(k, _i64(cfg.nr))
+            dst = b.add(b.mul(b.sdiv(k, _i64(vl)), _i64(nv * vl)), b.srem(k, _i64(vl)))
+            for j in range(nv):
+                value = b.load(self.at(b, bp, b.add(src, _i64(j))), typ=self.elem)
+                b.store(value, self.at(b, w, b.add(dst, _i64(j * vl))))
+
+        counted_loop(b, _i64(0), k_total, 1, row, "bt")
+        zero = ir.Constant(self.elem, 0.0)
+
+        def pad(k: ir.Value) -> None:
+            dst = b.add(b.mul(b.sdiv(k, _i64(vl)), _i64(nv * vl)), b.srem(k, _i64(vl)))
+            for j in range(nv):
+                b.store(zero, self.at(b, w, b.add(dst, _i64(j * vl))))
+
+        counted_loop(b, k_total, b.mul(blocks, _i64(vl)), 1, pad, "bpad")
+
+    def _dot_accumulate(self, b: ir.IRBuilder, starts, w, k_total, nv: int,
+                        mask_k) -> list[ir.Value]:
+        """Accumulators acc[r * nv + j] = sum over k-blocks of A[r, block] * Bt[block, j],
+        the last, partial block of A read with the mask `mask_k` (zeros past K)."""
+        cfg = self.cfg
+        vl = cfg.vl
+        i32 = ir.IntType(32)
+        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * vl)
+        count = len(starts) * nv
+        load = _declare(self.module, f"llvm.masked.load.v{vl}{cfg.suffix}.p0",
+                        ir.FunctionType(self.vec, [_PTR, i32, mask_k.type, self.vec]))
+
+        def step(acc, pointers, wptr, read) -> list:
+            avecs = [read(p) for p in pointers]
+            new = list(acc)
+            for j in range(nv):
+                bvec = self.load_vec(b, wptr, _i64(j * vl))
+                for r, avec in enumerate(avecs):
+                    new[r * nv + j] = b.call(self.fma, [avec, bvec, acc[r * nv + j]])
+            return new
+
+        def body(kb: ir.Value, carried: list) -> list:
+            acc, pointers, wptr = carried[:count], carried[count:-1], carried[-1]
+            new = step(acc, pointers, wptr, lambda p: self.load_vec(b, p, _i64(0)))
+            pointers = [self._opaque(b, self.at(b, p, _i64(vl))) for p in pointers]
+            return new + pointers + [self.at(b, wptr, _i64(nv * vl))]
+
+        full = b.sdiv(k_total, _i64(vl))
+        out = for_range(b, _i64(0), full, 1, [zero] * count + list(starts) + [w], body, "dk")
+        acc, pointers, wptr = out[:count], out[count:-1], out[-1]
+        partial = b.icmp_signed("<", b.mul(full, _i64(vl)), k_total)
+        entry = b.block
+        with b.if_then(partial):
+            tail = step(acc, pointers, wptr, lambda p: b.call(
+                load, [p, ir.Constant(i32, self.align), mask_k, zero]))
+            tail_block = b.block
+        merged = []
+        for before, after in zip(acc, tail):
+            phi = b.phi(self.vec)
+            phi.add_incoming(before, entry)
+            phi.add_incoming(after, tail_block)
+            merged.append(phi)
+        return merged
+
+    def _lane_sums(self, b: ir.IRBuilder, vectors: list[ir.Value]) -> ir.Value:
+        """A vector whose lane j is the sum of the lanes of vectors[j] (up to VL of them):
+        a transposing tree, each level adding two shuffles of a pair of vectors, so that
+        lane runs of half the length hold partial sums of twice as many vectors (VL - 1
+        adds for VL vectors, not VL * log2(VL)); the order of the adds is fixed."""
+        vl = self.cfg.vl
+        i32 = ir.IntType(32)
+        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * vl)
+        current = list(vectors) + [zero] * (vl - len(vectors))
+        half = vl // 2
+        while half:
+            def mask(offset: int) -> ir.Constant:
+                lanes = [(lane // half // 2) * 2 * half + offset + lane % half
+                         + (vl if (lane // half) % 2 else 0) for lane in range(vl)]
+                return ir.Constant(ir.VectorType(i32, vl), lanes)
+
+            current = [b.fadd(b.shuffle_vector(current[i], current[i + half], mask(0)),
+                              b.shuffle_vector(current[i], current[i + half], mask(half)))
+                       for i in range(half)]
+            half //= 2
+        return current[0]
+
+    def _blocked_rows(self, b: ir.IRBuilder, pack_a: ir.Function, ukernel: ir.Function,
+                      args) -> None:
+        """The packed path of gemm_rows: per KC slice and MC block, pack A and sweep."""
+        cfg = self.cfg
+        a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1, ap = args
         npad = b.mul(b.sdiv(b.add(n_total, _i64(cfg.nr - 1)), _i64(cfg.nr)), _i64(cfg.nr))
 
         def k_slice(k0: ir.Value) -> None:
@@ -481,8 +774,13 @@ class _GemmEmitter:
             counted_loop(b, m0, m1, cfg.mc, row_block, "ic")
 
         counted_loop(b, _i64(0), k_total, cfg.kc, k_slice, "pc")
-        b.ret_void()
-        return fn
+
+    @staticmethod
+    def _opaque(b: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
+        """`pointer` through an empty inline asm: the code generator's strength reduction
+        cannot see that the row pointers differ by multiples of one stride, which it would
+        otherwise rebuild from one register with a chain of dependent adds per k step."""
+        return b.asm(ir.FunctionType(_PTR, [_PTR]), "", "=r,0", [pointer], False)
 
     def _sweep_block(self, b: ir.IRBuilder, ukernel: ir.Function, ap, b_slice, c_block, rsc,
                      mc, n_total, kc, first) -> None:
@@ -511,6 +809,40 @@ class _GemmEmitter:
         counted_loop(b, _i64(0), n_total, cfg.nc, col_block, "jc")
 
 
+ROWS_ARGS = [_PTR, _I64, _I64, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _PTR]
+NARROW_KINDS = ("dot", "cols")   # the halves of the narrow table, in order
+
+
+def narrow_widths(cfg: GemmConfig) -> list[int]:
+    """The narrow variants' widths for this blocking (DOT_WIDTHS up to one vector)."""
+    return [w for w in DOT_WIDTHS if w < cfg.vl] + [cfg.vl]
+
+
+def narrow_name(cfg: GemmConfig, kind: str, nv: int) -> str:
+    return f"redraft_matmul_{kind}{nv}_{cfg.suffix}"
+
+
+def narrow_table_name(cfg: GemmConfig) -> str:
+    """Symbol of the table of compiled narrow variants that gemm_rows calls through: the
+    "dot" widths, then the "cols" widths (0 where a variant is not compiled)."""
+    return f"redraft_matmul_narrow_table_{cfg.suffix}"
+
+
+def narrow_kind(cfg: GemmConfig, rsa: int, csa: int, k: int) -> str | None:
+    """The narrow variant gemm_rows picks for A's strides (None: the packed path)."""
+    if csa == 1 and (k + cfg.vl) * cfg.vl <= cfg.workspace_size:
+        return "dot"
+    return "cols" if rsa == 1 else None
+
+
+def build_narrow_module(cfg: GemmConfig, kind: str, nv: int) -> ir.Module:
+    """A module with the one narrow variant `kind` ("dot" or "cols") of width nv."""
+    module = ir.Module(name=narrow_name(cfg, kind, nv))
+    emitter = _GemmEmitter(module, cfg)
+    (emitter.emit_dot_rows if kind == "dot" else emitter.emit_column_rows)(nv)
+    return module
+
+
 def pack_b_name(cfg: GemmConfig) -> str:
     """Symbol of the B-packing function for `cfg`'s dtype."""
     return f"redraft_matmul_pack_b_{cfg.suffix}"
@@ -521,9 +853,14 @@ def gemm_rows_name(cfg: GemmConfig) -> str:
     return f"redraft_matmul_rows_{cfg.suffix}"
 
 
-def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None) -> ir.Module:
+def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None,
+                        narrow_variants: bool = True) -> ir.Module:
     """Add the external pack-B and row-range functions for `cfg` to `module` (or a new one).
 
+    With `narrow_variants`, every narrow variant too, entered in the narrow table by its
+    initializer: the module that ahead-of-time objects and the persistent cache's runtime
+    library are built from (once, then loaded), whose table nothing fills at run time. The
+    JIT kernel leaves them out and compiles the ones it needs (MatmulKernel.prepare_narrow).
     Idempotent per dtype: a module that already has them is returned unchanged.
     """
     module = module or ir.Module(name=f"matmul_{cfg.suffix}")
@@ -532,6 +869,11 @@ def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None) -> ir.
     emitter = _GemmEmitter(module, cfg)
     emitter.emit_pack_b()
     emitter.emit_gemm_rows(emitter.emit_pack_a(), emitter.emit_micro_kernel())
+    if narrow_variants:
+        table = module.globals[narrow_table_name(cfg)]
+        table.initializer = ir.Constant(table.value_type, [
+            (emitter.emit_dot_rows if kind == "dot" else emitter.emit_column_rows)(nv).ptrtoint(
+                _I64) for kind in NARROW_KINDS for nv in narrow_widths(cfg)])
     return module
 
 
@@ -552,11 +894,36 @@ class MatmulKernel:
         # The code generator's loop strength reduction takes a third of those 0.10 s, but
         # the kernel needs it: without it the CNN step (its convolution a product with
         # k = 9) ran 17% slower, though square products ran as fast
-        self.compiled = CompiledModule(build_matmul_module(cfg), opt_level=0, vectorise=False)
+        self.compiled = CompiledModule(build_matmul_module(cfg, narrow_variants=False),
+                                       opt_level=0, vectorise=False)
         self.pack_b = self.compiled.function(pack_b_name(cfg), None,
                                              [_P, _L, _L, _P, _L, _L, _L, _L])
         self.gemm_rows = self.compiled.function(gemm_rows_name(cfg), None,
                                                 [_P, _L, _L, _P, _P, _L, _L, _L, _L, _L, _P])
+        self._table = self.compiled.engine.get_global_value_address(narrow_table_name(cfg))
+        self._narrow: dict[tuple[str, int], CompiledModule] = {}
+        self._narrow_lock = threading.Lock()
+
+    def prepare_narrow(self, rsa: int, csa: int, k: int, n: int) -> None:
+        """Compile the narrow variant that a product with A's strides (rsa, csa), K = k and
+        N = n <= VL runs on, once, and enter it in gemm_rows' table. Variants compile on
+        demand (10-20 ms each, twelve in all) so that the kernel's first compile, which
+        every first call with a product waits for, stays 0.1 s; until then, and in builds
+        that never ask (ahead-of-time objects), narrow products take the packed path."""
+        kind = narrow_kind(self.cfg, rsa, csa, k)
+        if n > self.cfg.vl or kind is None:
+            return
+        widths = narrow_widths(self.cfg)
+        nv = next(w for w in widths if w >= n)
+        with self._narrow_lock:
+            if (kind, nv) in self._narrow:
+                return
+            compiled = CompiledModule(build_narrow_module(self.cfg, kind, nv), opt_level=0,
+                                      vectorise=False)
+            slot = NARROW_KINDS.index(kind) * len(widths) + widths.index(nv)
+            ctypes.c_int64.from_address(self._table + 8 * slot).value = compiled.address(
+                narrow_name(self.cfg, kind, nv))
+            self._narrow[(kind, nv)] = compiled
 
     def __call__(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
                  threads: int | None = None) -> np.ndarray:
@@ -574,7 +941,9 @@ class MatmulKernel:
         if k == 0:
             out.fill(0)
             return out
-        workers = _thread_count(m, n, k) if threads is None else max(1, threads)
+        self.prepare_narrow(*_strides(a), k, n)
+        workers = _thread_count(m, self.cfg.padded_columns(n), k) if threads is None else max(
+            1, threads)
         packed = np.empty(self.cfg.packed_b_size(k, n), self.cfg.dtype)
         self._run_split(workers, -(-n // self.cfg.nr), 1,
                         lambda j0, j1: self.pack_b(b.ctypes.data, *_strides(b),

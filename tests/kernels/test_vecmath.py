@@ -188,3 +188,38 @@ def test_compiled_loops_call_no_library_functions(op: str) -> None:
     text = str(map_kernel(op, "float32").compiled.llvm_module)
     calls = re.findall(r"call [^@]*@\"?([\w.]+)", text)
     assert all(name.startswith("llvm.") for name in calls), calls
+
+
+def float32_sweep(lo: float, hi: float, step: int) -> np.ndarray:
+    """Every `step`-th float32 in [lo, hi) by bit pattern (lo, hi >= 0), and their negatives."""
+    start, stop = np.array([lo, hi], np.float32).view(np.uint32)
+    x = np.arange(start, stop, step, dtype=np.uint32).view(np.float32)
+    return np.concatenate([x, -x])
+
+
+def test_tanh_float32_over_a_dense_sweep() -> None:
+    """tanh's two branches and their seam at 0.625, the expm1 reduction's steps and the
+    saturation, every 257th float32 from the subnormals to 12: within the docstring's 1.50
+    ulp (an odd step, so the low mantissa bits take every value)."""
+    x = float32_sweep(0.0, 12.0, 257)
+    err = ulp_error(map_kernel("tanh", "float32")(x), reference("tanh", np.float32, x),
+                    np.float32)
+    worst = int(np.argmax(err))
+    assert err[worst] <= 1.5, f"tanh({x[worst]!r}): {err[worst]} ulp"
+
+
+def test_tanh_float32_near_the_branch_seam_every_value() -> None:
+    x = float32_sweep(0.5, 0.75, 1)
+    err = ulp_error(map_kernel("tanh", "float32")(x), reference("tanh", np.float32, x),
+                    np.float32)
+    assert err.max() <= 1.5
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 63, 64, 65, 1000, 4099])
+def test_unrolled_vector_and_tail_loops_agree(n: int) -> None:
+    """The map loop's UNROLL-register body, one-register loop and scalar tail give the same
+    bits for an element wherever it falls (eager arrays of any length against jit)."""
+    x = np.random.default_rng(n).uniform(-6, 6, n).astype(np.float32)
+    scalar = map_kernel("tanh", "float32", 1)(x)
+    assert np.array_equal(map_kernel("tanh", "float32")(x).view(np.uint32),
+                          scalar.view(np.uint32))

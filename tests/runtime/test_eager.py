@@ -76,3 +76,29 @@ def test_threads_split_without_changing_a_bit(monkeypatch) -> None:
     monkeypatch.setattr(eager, "_SPLIT_MIN", 1 << 40)
     single = np.asarray(jnp.tanh(jnp.asarray(x)))
     assert np.array_equal(whole, single)
+
+
+def test_where_on_big_arrays_runs_the_select_loop_and_equals_numpy(monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(eager._SELECT_MIN + 5).astype(np.float32)
+    x[:3] = [np.nan, -0.0, np.inf]
+    m, y = x > 0, np.exp(x)
+    calls = []
+    from redraft.kernels import select as select_module
+    real = select_module.select_kernel
+    monkeypatch.setattr(select_module, "select_kernel",
+                        lambda size: calls.append(size) or real(size))
+    got = np.asarray(jnp.where(jnp.asarray(m), jnp.asarray(x), jnp.asarray(y)))
+    assert calls == [4]
+    assert np.array_equal(got.view(np.uint32), np.where(m, x, y).view(np.uint32))
+    small = np.asarray(jnp.where(jnp.asarray(m[:10]), jnp.asarray(x[:10]), 1.0))
+    assert calls == [4]  # (small or broadcast operands: NumPy's where)
+    assert np.array_equal(small, np.where(m[:10], x[:10], np.float32(1.0)), equal_nan=True)
+
+
+@pytest.mark.parametrize("n", [(1 << 18), (1 << 18) + 1, 3 * (1 << 18) + 77])
+def test_shared_maps_cover_every_chunk(n: int, monkeypatch) -> None:
+    x = _inputs("exp", n, np.float32)
+    whole = np.asarray(jnp.exp(jnp.asarray(x)))
+    monkeypatch.setattr(eager, "_SPLIT_MIN", 1 << 40)
+    assert np.array_equal(whole, np.asarray(jnp.exp(jnp.asarray(x))))

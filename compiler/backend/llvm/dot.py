@@ -1,7 +1,8 @@
 """dot_general: kernels/matmul.py for real matrix products, a loop nest for the rest.
 
-Float products with both free sizes >= 2 and enough work call the packed, register-blocked
-kernel (pack B once per batch element, then rows of C, both split over the thread pool);
+Float products with enough work, at least 16 rows and 2 columns, call the packed,
+register-blocked kernel (pack B once per batch element, then rows of C, both split over the
+thread pool; narrow products, N up to one vector, run variants that read A in place);
 operands are passed by row and column strides, so transposed views need no copy, and only
 operands whose axes cannot be merged into (rows, cols) are copied first. Batched products
 loop over the batch. Everything else (integers, bool, matrix-vector, tiny products) is a
@@ -35,7 +36,8 @@ from .views import View
 
 KERNEL_MIN_WORK = 20_000         # m * n * k below which a nest is as fast (32x64x128:
 #                                  nest 14 us, kernel 4.6 us; 16^3: nest 1.4, kernel 1.9)
-KERNEL_MIN_SIDE = 16             # and m, n at least this (the kernel pads to 12 x 32 tiles)
+KERNEL_MIN_SIDE = 16             # and m at least this (the kernel pads to 12 x 32 tiles)
+KERNEL_MIN_COLUMNS = 2           # and n: narrow products (n <= one vector) read A in place
 PARALLEL_FLOPS = 2 * 128 ** 3    # the matmul driver's threshold for using threads
 
 
@@ -112,7 +114,8 @@ def _uses_kernel(eqn: Eqn) -> bool:
     m, n, k = _sizes(eqn)
     return (np.dtype(eqn.ins[0].aval.dtype).kind == "f" and k > 0
             and np.dtype(eqn.outs[0].aval.dtype) == np.dtype(eqn.ins[0].aval.dtype)
-            and min(m, n) >= KERNEL_MIN_SIDE and m * n * k >= KERNEL_MIN_WORK)
+            and m >= KERNEL_MIN_SIDE and n >= KERNEL_MIN_COLUMNS
+            and m * n * k >= KERNEL_MIN_WORK)
 
 
 @dataclass(frozen=True)
@@ -291,12 +294,13 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
     kernel = _kernel(dtype.name)
     cfg = kernel.cfg
     a, (sab, sam, sak), key_a = _canonical(L, lhs, lb + lf + lc, [lb, lf, lc])
+    kernel.prepare_narrow(sam, sak, k, n)  # (N <= one vector: compile its variant now)
     packs = share is None or share.first
     packings = L.family_state.setdefault("packed", {})
     bm, key_b, pack_task = None, None, None
     batch = int(np.prod([lhs.shape[i] for i in lb], dtype=np.int64))
     panels = -(-n // cfg.nr)
-    threads = 2 * m * n * k >= PARALLEL_FLOPS
+    threads = 2 * m * cfg.padded_columns(n) * k >= PARALLEL_FLOPS
     cx, b = L.cx, L.b
     if packs:
         bm, (sbb, sbk, sbn), key_b = _canonical(L, rhs, rb + rc + rf, [rb, rc, rf])

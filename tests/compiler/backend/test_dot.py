@@ -91,6 +91,30 @@ def test_short_wide_products_in_every_layout(layout, m, k, n):
     np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4, atol=1e-4 * k ** 0.5)
 
 
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("m,k,n", [(128, 1024, 10), (1024, 128, 10), (130, 77, 3),
+                                   (45, 3000, 16), (33, 400, 2)])
+def test_narrow_products_in_every_layout(layout, m, k, n, monkeypatch):
+    """N = 10 classes and the like: the kernel's narrow variants (dot products along k for
+    A by rows, vectors down the rows of C for A by columns; K = 3000 takes the packed path),
+    ragged row blocks and k tails, on one thread and split over the pool."""
+    from redraft.compiler.backend.llvm import dot
+    used = []
+    real = dot._kernel_product
+    monkeypatch.setattr(dot, "_kernel_product",
+                        lambda *args, **kw: used.append(args[6]) or real(*args, **kw))
+    a_shape = (k, m) if layout[0] == "T" else (m, k)
+    b_shape = (n, k) if layout[1] == "T" else (k, n)
+    a, b = sample(a_shape, np.float32, seed=5), sample(b_shape, np.float32, seed=6)
+
+    def f(x, y):
+        return (x.T if layout[0] == "T" else x) @ (y.T if layout[1] == "T" else y)
+
+    got = np.asarray(redraft.jit(f)(a, b))
+    assert used == [(m, n, k)]
+    np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4, atol=1e-4 * k ** 0.5)
+
+
 def test_short_wide_product_with_bias_and_tanh_and_batch():
     """The layer `tanh(x @ w + b)` and a batched short-wide product, against NumPy."""
     x, w = sample((40, 333), np.float32, seed=5), sample((333, 700), np.float32, seed=6)
