@@ -165,13 +165,14 @@ class _Walker:
 
 
 def _code_text(code: types.CodeType) -> str:
-    """The code object's bytecode, constants (nested code by its own text) and place: two
-    lambdas on one source line share getsource's text, never all of this."""
+    """The code object's bytecode, the names it reads (an attribute's name is not in the
+    bytecode: `nn.silu` and `nn.elu` compile alike), constants (nested code by its own text)
+    and place: two lambdas on one source line share getsource's text, never all of this."""
     consts = [_code_text(c) if isinstance(c, types.CodeType)
               else repr(sorted(map(repr, c))) if isinstance(c, frozenset) else repr(c)
               for c in code.co_consts]
     place = next(iter(code.co_positions()), None) if hasattr(code, "co_positions") else None
-    return f"{code.co_code.hex()}|{consts}|{code.co_firstlineno}|{place}"
+    return f"{code.co_code.hex()}|{code.co_names}|{consts}|{code.co_firstlineno}|{place}"
 
 
 def _cells(f: types.FunctionType) -> dict:

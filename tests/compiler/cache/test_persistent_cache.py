@@ -260,8 +260,11 @@ def test_lambdas_on_one_line_have_their_own_fingerprints():
     """getsource gives every lambda of a line the same text; the key also holds the code
     (a second process got the first lambda's compiled code for the second: a wrong result).
     Lambdas of one line with the same code may share a key: their compiled code is the same."""
+    import redraft
     from redraft.compiler.cache.fingerprint import fingerprint
-    fs = [lambda x: x * 2.0, lambda x: x * 3.0, lambda x: x + 2.0]
+    fs = [lambda x: x * 2.0, lambda x: x * 3.0, lambda x: x + 2.0, lambda x: np.sin(x),
+          lambda x: np.cos(x)]  # the last two differ only in an attribute's name
     keys = [fingerprint(f) for f in fs]
-    assert len(set(keys)) == 3
+    assert len(set(keys)) == 5
+    assert fingerprint(redraft.grad(fs[3])) != fingerprint(redraft.grad(fs[4]))
     assert fingerprint(fs[1]) == keys[1]
