@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
+from redraft.compiler.primitives import elementwise as ew
 from redraft.compiler.primitives.indexing import getitem_p, index_update_p
 from redraft.compiler.primitives.shape import pad as lax_pad
 from redraft.runtime import dtypes
@@ -141,7 +142,22 @@ def take(a, indices, axis: int | None = None, mode=None, fill_value=None) -> Arr
     idx = as_array(indices)
     if not dtypes.is_integer(idx.dtype):
         raise TypeError(f"take: indices must be integers, got {idx.dtype.name}")
-    return getitem(x, (slice(None),) * axis + (idx,))
+    return getitem(x, (slice(None),) * axis + (take_positions(idx, x.shape[axis], mode),))
+
+
+def take_positions(idx: Array, n: int, mode) -> Array:
+    """Where jnp.take reads along its axis of length n: mode 'wrap' modulo n, 'clip' into
+    [0, n) (a negative index is not wrapped first, as in JAX), None or 'fill' as indexing
+    reads (negatives wrapped once, then clamped: JAX's 'fill' gives NaN there instead)."""
+    if mode in (None, "fill"):
+        return idx
+    size = as_array(np.asarray(n, idx.dtype))
+    if mode == "wrap":
+        return bind(ew.rem_p, bind(ew.add_p, bind(ew.rem_p, idx, size), size), size)
+    if mode == "clip":
+        zero, last = as_array(np.asarray(0, idx.dtype)), as_array(np.asarray(n - 1, idx.dtype))
+        return bind(ew.min_p, bind(ew.max_p, idx, zero), last)
+    raise ValueError(f"take: mode must be one of None, 'fill', 'clip', 'wrap'; got {mode!r}")
 
 
 def take_along_axis(arr, indices, axis: int | None) -> Array:

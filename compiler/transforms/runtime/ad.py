@@ -582,12 +582,16 @@ def untranspose(g, axes=None):
     return jnp.transpose(g, inverse)
 
 
-def take_bar(g, a, indices, axis=None):
-    if axis is None:
-        flat = zeros_like(jnp.ravel(a)).at[indices].add(g)
-        return jnp.reshape(flat, jnp.shape(a))
-    index = (slice(None),) * (axis % np.ndim(a)) + (indices,)
-    return zeros_like(a).at[index].add(g)
+def take_bar(g, a, indices, axis=None, mode=None):
+    """The cotangent of jnp.take(a, indices, axis, mode): g added where take read, its
+    indices mapped as take maps them (wrapped, clipped, or clamped as reads are)."""
+    from redraft.numpy.indexing import clamped_index, take_positions
+    z = zeros_like(jnp.ravel(a)) if axis is None else zeros_like(a)
+    axis = 0 if axis is None else axis % np.ndim(a)
+    positions = take_positions(jnp.asarray(indices), jnp.shape(z)[axis], mode)
+    index = (slice(None),) * axis + (positions,)
+    out = z.at[clamped_index(jnp.shape(z), index)].add(g)
+    return jnp.reshape(out, jnp.shape(a))
 
 
 def tangent_astype(t, dtype):

@@ -350,3 +350,21 @@ def test_derivatives_at_kinks_follow_jax(fn, x, slope):
     assert float(grad(fn)(x)) == slope
     assert float(redraft.jit(grad(fn))(x)) == slope
     assert float(redraft.jvp(fn, (x,), (1.0,))[1]) == slope
+
+
+@pytest.mark.parametrize("mode, value, slope", [
+    ("clip", [0.0, 3.0, 0.0, 0.0], [8.0, 0.0, 0.0, 2.0]),   # JAX 0.10.2's values
+    ("wrap", [0.0, 1.0, 3.0, 1.0], [1.0, 6.0, 0.0, 3.0]),
+])
+def test_take_modes_read_and_differentiate_as_jax(mode, value, slope):
+    """take(x, [0, 5, -1, -7], mode=...): 'clip' clips (a negative index is not wrapped),
+    'wrap' wraps; the cotangent goes where each index read (it went to the unmapped index,
+    and out-of-range ones were dropped: a silently wrong gradient)."""
+    x = np.arange(4.0, dtype=np.float32)
+    idx = np.array([0, 5, -1, -7])
+
+    def f(x):
+        return jnp.sum(jnp.take(x, idx, mode=mode) * np.float32([1, 2, 3, 4]))
+    np.testing.assert_array_equal(jnp.take(x, idx, mode=mode), value)
+    np.testing.assert_array_equal(grad(f)(x), slope)
+    np.testing.assert_array_equal(redraft.jit(grad(f))(x), slope)

@@ -124,9 +124,10 @@ defjvp(ad.unarray, lambda g_dot, ans, g, obj: ad.unarray(g_dot, obj))
 defvjp(ad.unarray, lambda ct, ans, g, obj: jnp.array(ct))
 defjvp(ad.untranspose, lambda g_dot, ans, g, axes=None: ad.untranspose(g_dot, axes))
 defvjp(ad.untranspose, lambda ct, ans, g, axes=None: jnp.transpose(ct, axes))
-defjvp(ad.take_bar, lambda g_dot, ans, g, a, indices, axis=None:
-       ad.take_bar(g_dot, a, indices, axis))
-defvjp(ad.take_bar, lambda ct, ans, g, a, indices, axis=None: jnp.take(ct, indices, axis=axis))
+defjvp(ad.take_bar, lambda g_dot, ans, g, a, indices, axis=None, mode=None:
+       ad.take_bar(g_dot, a, indices, axis, mode))
+defvjp(ad.take_bar, lambda ct, ans, g, a, indices, axis=None, mode=None:
+       jnp.take(ct, indices, axis=axis, mode=mode))
 defjvp(ad.cotangent_astype, lambda g_dot, ans, g, x: ad.cotangent_astype(g_dot, x))
 defvjp(ad.cotangent_astype, lambda ct, ans, g, x: ad.cotangent_astype(ct, g))
 defjvp(ad.tangent_astype, lambda t_dot, ans, t, dtype: ad.tangent_astype(t_dot, dtype))
