@@ -1182,6 +1182,9 @@ class Lowering:
         if isinstance(fn, ir.Ref) and _callable_object(fn.value):
             # `net(params, x)` with net an object of the user's class: its __call__, bound
             fn = ir.Ref(fn.value.__call__, f"{fn.path}.__call__", fn.root)
+        chained = self.einsum_chain(node, fn, args, kwargs, star, out)
+        if chained is not None:
+            return chained
         if isinstance(fn, ir.Ref) and fn.value is functools.partial and star is None and args:
             return ir.Ref(PartialCall(args[0], tuple(args[1:]), tuple(kwargs)), "partial")
         if isinstance(fn, ir.Ref) and isinstance(fn.value, PartialCall) and star is None:
@@ -1273,6 +1276,25 @@ class Lowering:
         vjp_fun = PartialCall(ir.Ref(bwd, f"{f.path.replace('.', '_')}_bwd"), primals + extra,
                               ())
         return ir.Ref(KnownTuple((value, ir.Ref(vjp_fun, "vjp_fun"))), "vjp_pair")
+
+    def einsum_chain(self, node, fn, args, kwargs, star, out) -> ir.Atom | None:
+        """jnp.einsum of three or more operands, with subscripts read here, as a chain of
+        two-operand einsums (redraft.numpy.einsum.pairwise), whose rules the transforms
+        have; None where the call is not of that form."""
+        import redraft.numpy as jnp
+        from redraft.numpy.einsum import pairwise
+        if not (isinstance(fn, ir.Ref) and fn.value is jnp.einsum and star is None
+                and len(args) > 3 and isinstance(args[0], ir.Const)
+                and isinstance(args[0].value, str)):
+            return None
+        chain = pairwise(args[0].value, len(args) - 1)
+        if chain is None:
+            return None
+        acc = args[1]
+        for subscripts, k in chain:
+            acc = self.emit(out, node, ir.Call(fn, (ir.Const(subscripts), acc, args[k + 1]),
+                                               tuple(kwargs)))
+        return acc
 
     def transform_of_closure(self, node, fn, args, kwargs, star) -> ir.Ref | None:
         """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures

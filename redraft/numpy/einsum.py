@@ -197,6 +197,30 @@ def _contract_all(ops: list[tuple[Array, Labels]], output: Labels,
     return ops[0]
 
 
+def pairwise(subscripts: str, n: int) -> list[tuple[str, int]] | None:
+    """An einsum of n > 2 operands as a chain of two-operand einsums, left to right:
+    [(subscripts of step k, index of the operand it brings in)], each step keeping the
+    labels a later operand or the output still needs; None where the subscripts hold '...'
+    or do not name n operands. Transforms use it: their rules take one or two operands."""
+    text = subscripts.replace(" ", "")
+    if "." in text or n < 3:
+        return None
+    lhs, arrow, out = text.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != n:
+        return None
+    if not arrow:  # NumPy's implicit output: the labels used once, in order
+        out = "".join(sorted(lab for lab in set(lhs) - {","} if lhs.count(lab) == 1))
+    chain, acc = [], inputs[0]
+    for k in range(1, n):
+        needed = set(out).union(*inputs[k + 1:])
+        keep = out if k == n - 1 else "".join(
+            dict.fromkeys(lab for lab in acc + inputs[k] if lab in needed))
+        chain.append((f"{acc},{inputs[k]}->{keep}", k))
+        acc = keep
+    return chain
+
+
 def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None) -> Array:
     """Einstein summation over the operands as `subscripts` describes (NumPy's rules:

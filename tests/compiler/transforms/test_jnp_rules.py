@@ -368,3 +368,21 @@ def test_take_modes_read_and_differentiate_as_jax(mode, value, slope):
     np.testing.assert_array_equal(jnp.take(x, idx, mode=mode), value)
     np.testing.assert_array_equal(grad(f)(x), slope)
     np.testing.assert_array_equal(redraft.jit(grad(f))(x), slope)
+
+
+def _bilinear(x, a):
+    return jnp.einsum("i,ij,j->", x, a, x)
+
+
+def _chain_of_three(b, c):
+    return jnp.sum(jnp.einsum("ij,jk,kl", b, c, b) ** 2)
+
+
+def test_einsum_of_three_operands_differentiates():
+    """The frontend reads jnp.einsum of n > 2 operands as a chain of two-operand einsums
+    (the rules' form); such calls were refused under grad."""
+    a = np.arange(16.0, dtype=np.float32).reshape(4, 4) / 10
+    x = np.arange(4.0, dtype=np.float32)
+    np.testing.assert_allclose(grad(_bilinear)(x, a), x @ (a + a.T), rtol=1e-5)
+    np.testing.assert_allclose(redraft.jit(grad(_bilinear))(x, a), x @ (a + a.T), rtol=1e-5)
+    check_grads(_chain_of_three, (a[:3, :3], a[1:, 1:]), order=1, modes=("fwd", "rev"))
