@@ -25,8 +25,8 @@ from redraft.compiler.core.core_function import CoreFunction
 from redraft.compiler.core.names import Names
 from redraft.compiler.frontend import (call_shape, control_flow, jumps, local_functions, methods,
                                        specialise, static_calls)
-from redraft.compiler.frontend.source import (ParsedFunction, SourceUnavailableError,
-                                              parse_function)
+from redraft.compiler.frontend.source import (OPAQUE_LIBRARIES, ParsedFunction,
+                                              SourceUnavailableError, parse_function)
 from redraft.compiler.frontend.ssa import to_ssa
 from redraft.runtime.errors import RedraftError
 
@@ -1563,11 +1563,6 @@ def _callable_object(value) -> bool:
             and not hasattr(value, "__redraft_transformable__"))
 
 
-# libraries whose functions transformed code calls as they are (NumPy's reductions dispatch to
-# an Array's methods), never specialised by reading their source
-_OPAQUE_LIBRARIES = frozenset({"numpy", "scipy", "math", "builtins", "functools", "operator"})
-
-
 def _user_function_that_gathers(value, keywords: list[str]) -> bool:
     """A function with *args, **kwargs or keyword-only parameters whose source transforms
     read: its calls are specialised on their shape, so no keyword argument is lost on the way
@@ -1578,7 +1573,7 @@ def _user_function_that_gathers(value, keywords: list[str]) -> bool:
     if not call_shape.gathers(value) or rules_for(value) is not None:
         return False
     module = getattr(value, "__module__", "") or ""
-    if module.split(".")[0] in _OPAQUE_LIBRARIES:
+    if module.split(".")[0] in OPAQUE_LIBRARIES:
         return False  # called as it is: np.std(x) calls x.std(), never read as source
     if not module.startswith("redraft."):
         return True

@@ -21,6 +21,11 @@ class SourceUnavailableError(RedraftError):
 _PARSE_LOCK = threading.Lock()
 
 
+# libraries whose functions transformed and staged code calls as they are (NumPy's reductions
+# dispatch to an Array's methods), never reading their source
+OPAQUE_LIBRARIES = frozenset({"numpy", "scipy", "math", "builtins", "functools", "operator"})
+
+
 def _parse(text: str) -> gast.AST:
     """gast.parse, one thread at a time: CPython 3.11's parser fails with "AST constructor
     recursion depth mismatch" when threads parse at once (pmap transforms on each device's

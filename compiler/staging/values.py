@@ -240,6 +240,7 @@ def register_transparent(cls: type, inner: Callable) -> None:
 
 
 def _find_core(fn):
+    from redraft.compiler.frontend.source import OPAQUE_LIBRARIES
     from redraft.compiler.transforms.calls.callable_core import core_of
     for cls in type(fn).__mro__:
         if cls in _TRANSPARENT:
@@ -250,7 +251,7 @@ def _find_core(fn):
     if not isinstance(fn, types.FunctionType):
         return None
     module = getattr(fn, "__module__", "") or ""
-    if module.startswith("redraft"):
+    if module.startswith("redraft") or module.split(".")[0] in OPAQUE_LIBRARIES:
         return None
     try:
         return core_of(fn)

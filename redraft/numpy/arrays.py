@@ -36,7 +36,7 @@ def _static_ints(values: Sequence[int]) -> Array:
 def _axis_slice(x: Array, axis: int, start: int, stop: int) -> Array:
     """x[..., start:stop, ...] along `axis` for static 0 <= start, stop <= size."""
     index = (slice(None),) * axis + (slice(start, max(stop, start)),)
-    return getitem(x, index)
+    return x[index]  # indexing's rules: transforms differentiate it as x[...]
 
 
 # ---- diagonals and triangles ----------------------------------------------------------------
@@ -460,8 +460,10 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Array:
     for _ in range(int(n)):
         size = x.shape[axis]
         later, earlier = _axis_slice(x, axis, 1, size), _axis_slice(x, axis, 0, size - 1)
-        step = ufuncs.not_equal if x.dtype == dtypes.bool_ else ufuncs.subtract
-        x = step(later, earlier)
+        if x.dtype == dtypes.bool_:
+            x = ufuncs.not_equal(later, earlier)
+        else:
+            x = ufuncs.subtract(later, earlier)
     return x
 
 
@@ -501,7 +503,8 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
         return z
     cx = ufuncs.subtract(ufuncs.multiply(a1, b2), ufuncs.multiply(a2, b1))
     cy = ufuncs.subtract(ufuncs.multiply(a2, b0), ufuncs.multiply(a0, b2))
-    out = shapes.stack(shapes.broadcast_arrays(cx, cy, z), -1)
+    shape = np.broadcast_shapes(cx.shape, cy.shape, z.shape)
+    out = shapes.stack([shapes.broadcast_to(c, shape) for c in (cx, cy, z)], -1)
     return shapes.moveaxis(out, -1, canonical_axis(axisc, out.ndim, "cross"))
 
 
