@@ -34,8 +34,6 @@ def where(origin: ir.Origin | None) -> str:
 
 def call_is_differentiable(call: ir.Call) -> bool:
     fn = call.fn
-    if isinstance(fn, ir.Attr):
-        return False  # methods of non-array values (str.format, list.copy) carry no derivative
     if isinstance(fn, ir.Ref):
         rules = rules_for(fn.value)
         if rules is not None and rules.nondiff_reason:

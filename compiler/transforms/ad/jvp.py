@@ -9,7 +9,7 @@ demand, so recursion works.
 from __future__ import annotations
 
 from redraft.compiler.core import ir
-from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.calls import callees, value_calls
 from redraft.compiler.transforms.common import (ADD, Names, TransformError, active_names,
                                                 bind_call, bind_defaults,
                                                 broadcasting_simplifier, expr_is_active,
@@ -106,6 +106,9 @@ class ForwardMode:
         if isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and rules_for(e.fn.value) is None:
             self.call_user_function(s, out)
             return
+        if isinstance(e, ir.Call) and isinstance(e.fn, (ir.Var, ir.Attr)):
+            self.call_function_value(s, out)
+            return
         out.append(s)
         if isinstance(e, ir.Call):
             tangent = self.call_tangent(s, out)
@@ -192,6 +195,25 @@ class ForwardMode:
         ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_jvp")
         pair = self.names.fresh("t")
         out.append(ir.Assign((pair,), ir.Call(ref, args + tangents), s.origin))
+        self.unpack_pair(s, pair, out)
+
+    def call_function_value(self, s: ir.Assign, out: list) -> None:
+        """`y = f(a)` through a function value `f` (known when the code runs) becomes
+        `f_jvp = value_calls.jvp_of(f, mask)` and `y, y_dot = f_jvp(f, a, f_dot, a_dot)`;
+        a method call `y = o.m(a)`, `m_jvp = value_calls.method_jvp_of(o, "m", mask)` and
+        `y, y_dot = m_jvp(o, a, o_dot, a_dot)`."""
+        call = s.expr
+        operands = value_calls.operands(call, s.origin)
+        mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in operands)
+        callee = self.names.fresh(f"{value_calls.callee_name(call)}_jvp")
+        out.append(ir.Assign((callee,), value_calls.transform_request(call, "jvp", mask), s.origin))
+        tangents = tuple(ir.Var(self.dot(a.name)) for a, m in zip(operands, mask) if m)
+        pair = self.names.fresh("t")
+        out.append(ir.Assign((pair,), ir.Call(ir.Var(callee), operands + tangents), s.origin))
+        self.unpack_pair(s, pair, out)
+
+    def unpack_pair(self, s: ir.Assign, pair: str, out: list) -> None:
+        """`s`'s targets and their tangents from `pair`, a callee's (result, tangent)."""
         if len(s.targets) == 1:
             out.append(ir.Assign((s.targets[0], self.dot(s.targets[0])), ir.Var(pair),
                                  s.origin))

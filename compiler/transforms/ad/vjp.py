@@ -26,7 +26,7 @@ import redraft.numpy as jnp
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
 from redraft.compiler.transforms.runtime import ad
-from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.calls import callees, value_calls
 from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformError,
                                                 active_names, bind_call, bind_defaults,
                                                 broadcasting_simplifier, helper,
@@ -480,6 +480,9 @@ class ReverseMode:
 
     def reverse_call(self, s: ir.Assign, g: ir.Atom, out: list) -> None:
         call = s.expr
+        if isinstance(call.fn, (ir.Var, ir.Attr)):
+            self.reverse_function_value_call(s, g, out)
+            return
         if not isinstance(call.fn, ir.Ref):
             raise unsupported_op(call, s.origin, "reverse-mode")
         rules = rules_for(call.fn.value)
@@ -580,6 +583,31 @@ class ReverseMode:
         extra = (g,) if zero is None else (g, zero)
         out.append(ir.Assign(parts, ir.Call(ref, args + extra), s.origin))
         for a, part in zip(active_args, parts):
+            self.accumulate(a, ir.Var(part), out, s.origin, structural=True)
+
+    def reverse_function_value_call(self, s: ir.Assign, g: ir.Atom, out: list) -> None:
+        """`y = f(a)` through a function value `f` (known when the code runs):
+        `f_bwd = value_calls.bwd_of(f, mask)`, `f_c, a_c = f_bwd(f, a, y_bar)`, then
+        accumulate (f's own cotangent is that of the arrays a model object holds); a method
+        call `y = o.m(a)`, `m_bwd = value_calls.method_bwd_of(o, "m", mask)` and
+        `o_c, a_c = m_bwd(o, a, y_bar)`."""
+        call = s.expr
+        operands = value_calls.operands(call, s.origin)
+        mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in operands)
+        if not any(mask):
+            return
+        callee = self.names.fresh(f"{value_calls.callee_name(call)}_bwd")
+        request = value_calls.transform_request(call, "bwd", mask)
+        out.append(ir.Assign((callee,), request, s.origin))
+        active = [a for a, m in zip(operands, mask) if m]
+        parts = tuple(self.names.fresh("t") for _ in active)
+        bars = ir.Call(ir.Var(callee), operands + (g,))
+        if len(parts) == 1:  # a tuple of one
+            pack = self.names.fresh("t")
+            out.append(ir.Assign((pack,), bars, s.origin))
+            bars = ir.Call(GETITEM, (ir.Var(pack), ir.Const(0)))
+        out.append(ir.Assign(parts, bars, s.origin))
+        for a, part in zip(active, parts):
             self.accumulate(a, ir.Var(part), out, s.origin, structural=True)
 
     def accumulate(self, var: ir.Atom, contribution: ir.Atom, out: list, origin,

@@ -38,6 +38,11 @@ from redraft.compiler.transforms.common import (TransformError, is_transformable
 
 _MAX_ROUNDS = 30
 # the result of a loop over the examples, by what the loop's entry says it returns
+# methods of Python's strings and containers, kept as written: `"{}".format(x)` formats x
+PYTHON_METHODS = frozenset(("format", "join", "split", "replace", "startswith", "endswith",
+                            "strip", "append", "extend", "insert", "pop", "copy", "get",
+                            "keys", "values", "items", "update", "setdefault", "index",
+                            "count"))
 LOOP_RESULTS = {"array": bt.B, "list": bt.seq(bt.B), "list of trees": bt.seq(bt.TREE),
                 "any": bt.TREE}
 
@@ -264,15 +269,14 @@ def call_kind(type_of, call: ir.Call, origin) -> tuple[str, object]:
     if not any(bt.is_batched(type_of(a)) for a in atoms):
         return "unbatched", None
     fn = call.fn
-    if isinstance(fn, ir.Attr):
+    if isinstance(fn, ir.Attr) and fn.name in PYTHON_METHODS:
         if bt.is_batched(type_of(fn.obj)):
             raise TransformError(f"{where(origin)}vmap: the method `.{fn.name}()` of a "
                                  "batched value cannot be batched")
         return "method", None  # `"{}".format(x)` formats the batched value
-    if isinstance(fn, ir.Var):
-        raise TransformError(f"{where(origin)}vmap: a call through the function value "
-                             f"`{fn.name}` with batched arguments cannot be batched; call a "
-                             "function defined at module level")
+    if isinstance(fn, (ir.Var, ir.Attr)):  # known when the code runs: one call per example
+        raise NeedsExampleLoop(f"{where(origin)}vmap: a call through the function value "
+                               f"`{fn.name}` with batched arguments runs once per example")
     if call.star_args is not None and bt.is_batched(type_of(call.star_args)):
         raise TransformError(f"{where(origin)}vmap: `{fn.path}(*args)` with batched *args is "
                              "not supported; pass the arguments one by one")

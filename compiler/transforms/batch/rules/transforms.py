@@ -6,7 +6,9 @@ The public API (redraft.transforms) sits above these rules, so redraft/vmap.py h
 functions in at import (`register`) instead of this module importing them."""
 from redraft.compiler.core import ir
 from redraft.compiler.transforms.batch import batch_types as bt
-from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.calls import callees, value_calls
+from redraft.compiler.transforms.batch.infer import NeedsExampleLoop
+from redraft.compiler.transforms.common import where
 from redraft.compiler.transforms.batch.rules.common import getitem_ref
 from redraft.compiler.transforms.batch.rules.common import same_type_of
 from redraft.compiler.transforms.batch.batching import NotStatic, defbatch, defnotbatchable
@@ -46,3 +48,15 @@ def register(transforms) -> None:
     defnotbatchable(transforms.vjp, "it returns a function value; batch jacrev, grad or a "
                                     "function that calls vjp_fun instead")
     defbatch(transforms.stop_gradient, same_type_of("x"))
+
+
+def _per_example_function(b):
+    """`value_calls.jvp_of(f, mask)` with `f` batched (a model per example): one
+    transformed function per example, which the caller runs as a loop over the examples."""
+    raise NeedsExampleLoop(f"{where(b.origin)}vmap: a function value that differs per "
+                           "example runs once per example")
+
+
+for _op in (value_calls.jvp_of, value_calls.bwd_of, value_calls.method_jvp_of,
+            value_calls.method_bwd_of):
+    defbatch(_op, _per_example_function)

@@ -1,0 +1,194 @@
+"""Calls through function values: `y = f(x)` where `f` is known only when the code runs (a
+layer taken from a list of layers, a callable model object passed in, a function in a dict).
+
+A transform cannot read such a callee when it transforms the caller, so the code it writes
+asks for the callee's transform when it runs: `f_jvp = value_calls.jvp_of(f, mask)`, then
+`y, y_dot = f_jvp(f, x, f_dot, x_dot)`. Every transformed callee takes the function value
+itself first (its "called form"): for an object whose class defines `__call__` in Python,
+that method, the object being its self (so the object's arrays are differentiated as any
+argument's); for a function, a wrapper that calls it and ignores its first argument. What
+`jvp_of` and `bwd_of` return is a transformed function with a Core, cached as any callee's,
+so the call through it is staged by jit and can be transformed again (grad of grad).
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+
+from redraft.compiler.core import ir
+from redraft.compiler.core.core_function import CoreFunction
+from redraft.compiler.frontend.local_functions import Closure, LocalFunction
+from redraft.compiler.primitives.registry import defnondiff
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, identity
+from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.common import TransformError, where
+from redraft.compiler.transforms.runtime import ad
+from redraft.runtime.array import Array
+
+
+# ---- the code the transforms write ----------------------------------------------------------
+
+def operands(call: ir.Call, origin) -> tuple[ir.Atom, ...]:
+    """What the transform of a call through a function value `f(a, b)` or a method
+    `o.m(a, b)` takes: the value called (f, or o), then the arguments."""
+    if call.kwargs or call.star_args is not None:
+        raise TransformError(f"{where(origin)}a call through the function value "
+                             f"`{callee_name(call)}` with keyword or * arguments cannot "
+                             "be differentiated yet; pass its arguments by position")
+    head = call.fn.obj if isinstance(call.fn, ir.Attr) else call.fn
+    return (head,) + call.args
+
+
+def callee_name(call: ir.Call) -> str:
+    return call.fn.name
+
+
+def transform_request(call: ir.Call, kind: str, mask: tuple[bool, ...]) -> ir.Call:
+    """`value_calls.jvp_of(f, mask)` (kind "jvp"; "bwd": bwd_of) for a call through `f`,
+    `value_calls.method_jvp_of(o, "m", mask)` for a method call `o.m(...)`: made when the
+    code runs (compiler/transforms/calls/value_calls.py)."""
+    if isinstance(call.fn, ir.Attr):
+        name = f"method_{kind}_of"
+        args = (call.fn.obj, ir.Const(call.fn.name), ir.Const(mask))
+    else:
+        name = f"{kind}_of"
+        args = (call.fn, ir.Const(mask))
+    return ir.Call(ir.Ref(_REQUESTS[name], f"value_calls.{name}", sys.modules[__name__]), args)
+
+
+# ---- what that code calls when it runs ------------------------------------------------------
+
+def jvp_of(fn, mask: tuple[bool, ...]):
+    """The forward mode of `fn`'s called form: (fn, *args, *tangents of the entries `mask`
+    flags, fn's first) -> (result, its tangent)."""
+    return callees.jvp_of(called_form(fn, len(mask) - 1), tuple(mask))
+
+
+def bwd_of(fn, mask: tuple[bool, ...]):
+    """The reverse mode of `fn`'s called form: (fn, *args, result's cotangent) -> the
+    cotangents of the entries `mask` flags (fn's first), always as a tuple."""
+    return callees.vjp_of(called_form(fn, len(mask) - 1), tuple(mask), "bwd", single=False)
+
+
+def method_jvp_of(obj, name: str, mask: tuple[bool, ...]):
+    """The forward mode of `obj.name(...)` as a function of (obj, *args): as `jvp_of`."""
+    if _builtin_method(obj, name):
+        return _no_derivative_jvp(name, mask)
+    return callees.jvp_of(method_form(obj, name, len(mask) - 1), tuple(mask))
+
+
+def method_bwd_of(obj, name: str, mask: tuple[bool, ...]):
+    """The reverse mode of `obj.name(...)` as a function of (obj, *args): as `bwd_of`."""
+    if _builtin_method(obj, name):
+        return _no_derivative_bwd(name, mask)
+    return callees.vjp_of(method_form(obj, name, len(mask) - 1), tuple(mask), "bwd",
+                          single=False)
+
+
+def method_form(obj, name: str, nargs: int):
+    """A function `F` with `F(obj, *args) == obj.name(*args)`: the method as its class
+    defines it (obj is its self), or, for a callable that obj holds in an attribute (a
+    model's layer), `def F(obj, *args): f = obj.name; return f(*args)`, whose call through
+    `f` is a call through a function value again."""
+    if isinstance(obj, Array):
+        return _array_method(name)
+    found = inspect.getattr_static(type(obj), name, None)
+    if isinstance(found, types.FunctionType) and name not in getattr(obj, "__dict__", {}):
+        return found
+    return _ATTRIBUTE_CALLS.setdefault((name, nargs), CoreFunction(_attribute_core(name,
+                                                                                  nargs)))
+
+
+def _array_method(name: str):
+    """`x.name(...)` of an array (one the frontend did not already read as a jnp call):
+    redraft.numpy's function of that name, which takes the array first."""
+    import redraft.numpy as jnp
+    found = getattr(jnp, name, None)
+    if found is None:
+        raise TransformError(f"the array method .{name}() cannot be differentiated: "
+                             f"redraft.numpy has no function {name}")
+    return found
+
+
+_ATTRIBUTE_CALLS: dict[tuple[str, int], CoreFunction] = {}
+
+
+def _attribute_core(name: str, nargs: int) -> ir.Function:
+    """`def call_name(obj, a0, ..., an): f = obj.name; out = f(a0, ..., an); return out`."""
+    params = ("obj",) + tuple(f"a{k}" for k in range(nargs))
+    body = [ir.Assign(("f",), ir.Attr(ir.Var("obj"), name)),
+            ir.Assign(("out",), ir.Call(ir.Var("f"), tuple(ir.Var(p) for p in params[1:]))),
+            ir.Return(ir.Var("out"))]
+    return ir.Function(f"call_{name}", params, body, (), "<redraft call of a method>", 1)
+
+
+def _builtin_method(obj, name: str) -> bool:
+    """A method of a Python container or string (`d.get`, `s.format`): plain Python that
+    carries no derivative, as in JAX, where it sees no tracer."""
+    return isinstance(getattr(obj, name, None), types.BuiltinMethodType) and not isinstance(
+        obj, types.ModuleType)
+
+
+def _no_derivative_jvp(name: str, mask: tuple[bool, ...]):
+    def jvp(obj, *rest):
+        out = getattr(obj, name)(*rest[:len(mask) - 1])
+        return out, ad.zeros_like(out)
+    return jvp
+
+
+def _no_derivative_bwd(name: str, mask: tuple[bool, ...]):
+    def bwd(obj, *rest):
+        operands = (obj,) + rest[:len(mask) - 1]
+        return tuple(ad.zeros_like(v) for v, m in zip(operands, mask) if m)
+    return bwd
+
+
+def called_form(fn, nargs: int):
+    """A function `F` with `F(fn, *args) == fn(*args)` for `nargs` arguments, that the
+    transforms can read: the `__call__` of fn's class, or a wrapper calling fn."""
+    method = python_call_method(fn)
+    if method is not None:
+        return method
+    return TRANSFORM_CACHE.get(fn, ("called form", identity(fn), nargs),
+                               lambda: CoreFunction(_wrapper_core(fn, nargs)))
+
+
+def python_call_method(fn) -> types.FunctionType | None:
+    """`type(fn).__call__` where calling `fn` runs that Python method with fn as self (a
+    model object); None for a function, a bound method, a partial or an operation."""
+    from redraft.compiler.frontend.specialise import is_function_value
+    if is_function_value(fn):
+        return None
+    method = getattr(type(fn), "__call__", None)
+    return method if isinstance(method, types.FunctionType) else None
+
+
+def _wrapper_core(fn, nargs: int) -> ir.Function:
+    """`def called(function, a0, ..., an): out = fn(a0, ..., an); return out`. A local
+    function of the user's (lifted: compiler/frontend/local_functions.py) is called as its
+    lifted function, a closure's captured values passed after the arguments (as constants:
+    what it captured is not differentiated through this call)."""
+    captured: tuple = ()
+    if isinstance(fn, LocalFunction) and not fn.captured:
+        fn = fn.function
+    elif isinstance(fn, Closure):
+        fn, captured = fn.function, fn.captured
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    path = name if name.isidentifier() else "function_value"
+    params = ("function",) + tuple(f"a{k}" for k in range(nargs))
+    extra = tuple(ir.Ref(v, f"captured_{k}") for k, v in enumerate(captured))
+    call = ir.Call(ir.Ref(fn, path), tuple(ir.Var(p) for p in params[1:]) + extra)
+    body = [ir.Assign(("out",), call), ir.Return(ir.Var("out"))]
+    return ir.Function(f"call_{path}", params, body, (), "<redraft call of a function value>",
+                       1)
+
+
+defnondiff(jvp_of, "it makes a transformed function, a Python value with no derivative")
+defnondiff(bwd_of, "it makes a transformed function, a Python value with no derivative")
+defnondiff(method_jvp_of, "it makes a transformed function, a Python value with no derivative")
+defnondiff(method_bwd_of, "it makes a transformed function, a Python value with no derivative")
+
+# what transform_request's code calls, by name
+_REQUESTS = {"jvp_of": jvp_of, "bwd_of": bwd_of, "method_jvp_of": method_jvp_of,
+             "method_bwd_of": method_bwd_of}
