@@ -16,6 +16,7 @@ import operator
 import re
 
 from redraft.compiler.core import ir
+from redraft.compiler.transforms.runtime import lad
 
 _TEMP = re.compile(r"^t(\d+)(_.*)?$")
 _VERSION = re.compile(r"^(.+?)(?:_(\d+))?$")
@@ -43,6 +44,10 @@ def tidy(fn: ir.Function) -> ir.Function:
 
 _ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
                operator.mod, operator.pow, operator.neg)
+# tests of literals: a library function's `if b is None:` for the default b it was given
+_TESTS = (operator.is_, operator.is_not, operator.not_, operator.eq, operator.ne)
+_LITERAL_TYPES = (int, float, bool, type(None))
+_UNKNOWN = object()
 
 
 def fold_literal_arithmetic(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
@@ -60,7 +65,7 @@ def fold_literal_arithmetic(body: list[ir.Stmt], params: set[str]) -> list[ir.St
                  if isinstance(s, ir.Assign) and len(s.targets) == 1
                  and writes.get(s.targets[0]) == 1 and s.targets[0] not in params
                  and s.targets[0] not in numbers
-                 and (value := _literal_value(s.expr, numbers)) is not None}
+                 and (value := _literal_value(s.expr, numbers)) is not _UNKNOWN}
         if not found:
             break
         numbers.update(found)
@@ -70,7 +75,7 @@ def fold_literal_arithmetic(body: list[ir.Stmt], params: set[str]) -> list[ir.St
     def atom(a):
         return ir.Const(numbers[a.name]) if isinstance(a, ir.Var) and a.name in numbers else a
     made: set[str] = set()
-    body = _powers_of_one([ir.map_stmt(s, atom) for s in body], made)
+    body = _powers_of_one(_known_branches([ir.map_stmt(s, atom) for s in body]), made)
     copies = {s.targets[0]: s.expr for s in ir.walk_stmts(body)
               if isinstance(s, ir.Assign) and s.targets[0] in made and len(s.targets) == 1
               and s.targets[0] not in params and writes.get(s.targets[0]) == 1
@@ -83,22 +88,52 @@ def fold_literal_arithmetic(body: list[ir.Stmt], params: set[str]) -> list[ir.St
 
 def _literal_value(e: ir.Expr, numbers: dict):
     """The int or float `e` computes when it is arithmetic on literals (or names already
-    found to hold one), else None."""
-    if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.fn.value in _ARITHMETIC
-            and not e.kwargs and e.star_args is None):
-        return None
+    found to hold one), or the bool of a test on literals (`None is None`), else
+    _UNKNOWN."""
+    value = _passed_refusal(e)  # `lad.refuse_if(False, what, 1)` is 1
+    if value is not None:
+        return value.value if isinstance(value, ir.Const) and type(value.value) in (
+            int, float) else _UNKNOWN
+    if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and not e.kwargs
+            and e.star_args is None and (e.fn.value in _ARITHMETIC or e.fn.value in _TESTS)):
+        return _UNKNOWN
+    test = e.fn.value in _TESTS
     args = []
     for a in e.args:
-        value = numbers.get(a.name) if isinstance(a, ir.Var) else (
-            a.value if isinstance(a, ir.Const) else None)
-        if type(value) not in (int, float):
-            return None
+        value = numbers.get(a.name, _UNKNOWN) if isinstance(a, ir.Var) else (
+            a.value if isinstance(a, ir.Const) else _UNKNOWN)
+        if type(value) not in (_LITERAL_TYPES if test else (int, float)):
+            return _UNKNOWN
         args.append(value)
     try:
         out = e.fn.value(*args)
     except (ArithmeticError, ValueError, TypeError):
+        return _UNKNOWN
+    return out if type(out) in ((bool,) if test else (int, float)) else _UNKNOWN
+
+
+def _passed_refusal(e: ir.Expr) -> ir.Atom | None:
+    """The value of a rule's check `lad.refuse_if(False, what, value)` whose condition is
+    the literal False (it only hands its value back); None for any other expression."""
+    if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.fn.value is lad.refuse_if
+            and e.star_args is None):
         return None
-    return out if type(out) in (int, float) else None
+    bound = dict(zip(("condition", "what", "value"), e.args)) | dict(e.kwargs)
+    if bound.get("condition") != ir.Const(False):
+        return None
+    return bound.get("value")
+
+
+def _known_branches(body: list[ir.Stmt]) -> list[ir.Stmt]:
+    """`if True: A else: B` as A, nested blocks included (the test folded to a literal)."""
+    out: list[ir.Stmt] = []
+    for s in body:
+        if isinstance(s, ir.If) and isinstance(s.cond, ir.Const) and type(s.cond.value) in (
+                bool, int):
+            out.extend(_known_branches(s.body if s.cond.value else s.orelse))
+        else:
+            out.append(ir.with_blocks(s, _known_branches))
+    return out
 
 
 def _powers_of_one(body: list[ir.Stmt], made: set[str]) -> list[ir.Stmt]:
@@ -201,9 +236,10 @@ class _Liveness:
 def _removable(s: ir.Assign) -> bool:
     """Whether dropping `s` (when its targets are dead) changes nothing: every Core
     expression is pure except the calls that exist only to check (and raise)."""
-    from redraft.compiler.transforms.runtime import lad
     from redraft.compiler.transforms.runtime.vm import shapes as vm_shapes
     e = s.expr
+    if _passed_refusal(e) is not None:
+        return True  # a check whose condition is the literal False never raises
     return not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and any(
         e.fn.value is check for check in (lad.refuse_if, vm_shapes.axis_size)))
 

@@ -10,8 +10,9 @@ from redraft.compiler.core import ir
 from redraft.compiler.core.printer import print_function
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.runtime import lad
-from redraft.compiler.transforms.tidy import (coalesce_copies, keyword_flags,
-                                              remove_dead_code, renumber_temporaries, tidy)
+from redraft.compiler.transforms.tidy import (coalesce_copies, fold_literal_arithmetic,
+                                              keyword_flags, remove_dead_code,
+                                              renumber_temporaries, tidy)
 
 MUL = ir.Ref(operator.mul, "*")
 ADD = ir.Ref(operator.add, "+")
@@ -35,10 +36,30 @@ def test_dead_chains_go_and_checks_stay():
             ir.Assign(("t2",), ir.Call(MUL, (_v("t1"), _v("x")))),   # read only by dead t3
             ir.Assign(("t3",), ir.Call(ADD, (_v("t2"), _v("x")))),   # never read
             ir.Assign(("ok",), ir.Call(ir.Ref(lad.refuse_if, "lad.refuse_if"),
-                                       (ir.Const(False), ir.Const("what"), _v("x")))),
+                                       (_v("c"), ir.Const("what"), _v("x")))),
             ir.Return(_v("t1"))]
     kept = remove_dead_code(body)
     assert [s.targets for s in kept[:-1]] == [("t1",), ("ok",)]
+
+
+def test_a_check_whose_condition_is_literally_false_goes_and_gives_its_value():
+    check = ir.Call(ir.Ref(lad.refuse_if, "lad.refuse_if"),
+                    (ir.Const(False), ir.Const("what"), ir.Const(1)))
+    body = [ir.Assign(("checked",), check),
+            ir.Assign(("t1",), ir.Call(MUL, (_v("x"), _v("checked")))),
+            ir.Return(_v("t1"))]
+    kept = remove_dead_code(fold_literal_arithmetic(body, {"x"}))
+    assert kept == [ir.Assign(("t1",), ir.Call(MUL, (_v("x"), ir.Const(1)))),
+                    ir.Return(_v("t1"))]
+
+
+def test_a_test_of_literals_keeps_only_the_branch_taken():
+    test = ir.Call(ir.Ref(operator.is_, "operator.is_"), (ir.Const(None), ir.Const(None)))
+    branch = ir.If(_v("t1"), [ir.Assign(("y",), ir.Call(EXP, (_v("x"),)))],
+                   [ir.Assign(("y",), ir.Call(MUL, (_v("x"), ir.Const(None))))])
+    body = [ir.Assign(("t1",), test), branch, ir.Return(_v("y"))]
+    kept = remove_dead_code(fold_literal_arithmetic(body, {"x"}))
+    assert kept == [ir.Assign(("y",), ir.Call(EXP, (_v("x"),))), ir.Return(_v("y"))]
 
 
 def test_loop_carried_values_stay_live():
