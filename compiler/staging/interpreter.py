@@ -183,7 +183,7 @@ class Interpreter:
         if c.star_args is not None:
             args += list(self.atom(c.star_args, env))
         kwargs = {k: self.atom(v, env) for k, v in c.kwargs}
-        if self.marked or fn in stacks.ROUTED:
+        if self.marked or any(fn is r for r in stacks.ROUTED):  # fn may be unhashable
             routed = stacks.route(self.known, fn, args, kwargs)
             if routed is not NotImplemented:
                 return routed

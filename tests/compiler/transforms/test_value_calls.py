@@ -2,6 +2,8 @@
 value_calls.py): layers taken from a list, callable model objects (`self.l2(self.l1(x))`),
 functions chosen from a dict. Each under grad, jvp, hessian and jit, checked against the
 same model written with plain functions and against central differences."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,23 @@ def test_an_ensemble_of_models_batched_runs_once_per_example():
     grads = redraft.vmap(grad(object_loss), in_axes=(0, None))(stacked, jnp.asarray(X))
     for k, m in enumerate(models):
         close(grads.second.b[k], grad(object_loss)(m, jnp.asarray(X)).second.b)
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass
+class Scale:
+    """A dataclass pytree: dataclasses compare by value, so their objects are unhashable."""
+    w: object
+
+    def __call__(self, x):
+        return self.w * x
+
+
+def test_jit_of_grad_through_an_unhashable_dataclass_model():
+    def loss(layers, x):
+        for layer in layers:
+            x = layer(x)
+        return jnp.sum(x ** 2)
+    layers = [Scale(jnp.asarray(2.0)), Scale(jnp.asarray(3.0))]
+    g = jit(grad(loss))(layers, jnp.asarray(X[0]))
+    close(g[0].w, 2 * 36.0 * np.sum(X[0] ** 2) / 2.0)
