@@ -132,7 +132,9 @@ def index_update(x: Array, idx, values, mode: str) -> Array:
 
 
 def take(a, indices, axis: int | None = None, mode=None, fill_value=None) -> Array:
-    """Elements of `a` at `indices` along `axis` (flattened when axis is None)."""
+    """Elements of `a` at `indices` along `axis` (flattened when axis is None). As in JAX,
+    mode None is 'fill': a negative index counts from the end once, and a position out of
+    bounds reads `fill_value` (NaN for inexact dtypes; see _fill_value)."""
     x = as_array(a)
     if axis is None:
         x = x.reshape(-1)
@@ -142,13 +144,15 @@ def take(a, indices, axis: int | None = None, mode=None, fill_value=None) -> Arr
     idx = as_array(indices)
     if not dtypes.is_integer(idx.dtype):
         raise TypeError(f"take: indices must be integers, got {idx.dtype.name}")
+    if mode in (None, "fill"):
+        return at_get_mode(x, (slice(None),) * axis + (idx,), "fill", fill_value)
     return getitem(x, (slice(None),) * axis + (take_positions(idx, x.shape[axis], mode),))
 
 
 def take_positions(idx: Array, n: int, mode) -> Array:
     """Where jnp.take reads along its axis of length n: mode 'wrap' modulo n, 'clip' into
-    [0, n) (a negative index is not wrapped first, as in JAX), None or 'fill' as indexing
-    reads (negatives wrapped once, then clamped: JAX's 'fill' gives NaN there instead)."""
+    [0, n) (a negative index is not wrapped first, as in JAX); None or 'fill' leaves the
+    indices as they are (take reads fill_value out of bounds: at_get_mode)."""
     if mode in (None, "fill"):
         return idx
     size = as_array(np.asarray(n, idx.dtype))
@@ -160,8 +164,9 @@ def take_positions(idx: Array, n: int, mode) -> Array:
     raise ValueError(f"take: mode must be one of None, 'fill', 'clip', 'wrap'; got {mode!r}")
 
 
-def take_along_axis(arr, indices, axis: int | None) -> Array:
-    """out[..., i, ...] = arr[..., indices[..., i, ...], ...] along `axis`."""
+def take_along_axis(arr, indices, axis: int | None, mode=None, fill_value=None) -> Array:
+    """out[..., i, ...] = arr[..., indices[..., i, ...], ...] along `axis`; out-of-bounds
+    reads as `x.at[...].get(mode=...)` does, mode None being 'fill' (as in JAX)."""
     x, idx = as_array(arr), as_array(indices)
     if axis is None:
         x, axis = x.reshape(-1), 0
@@ -178,7 +183,7 @@ def take_along_axis(arr, indices, axis: int | None) -> Array:
             shape = [1] * x.ndim
             shape[d] = x.shape[d] if idx.shape[d] != 1 else 1
             index.append(wrap_host(np.arange(shape[d], dtype=np.int32).reshape(shape)))
-    return getitem(x, tuple(index))
+    return at_get_mode(x, tuple(index), "fill" if mode is None else mode, fill_value)
 
 
 # ---- out-of-bounds modes: x.at[idx].get(mode=..., fill_value=...), .set(..., mode=...) ------

@@ -584,10 +584,14 @@ def untranspose(g, axes=None):
 
 def take_bar(g, a, indices, axis=None, mode=None):
     """The cotangent of jnp.take(a, indices, axis, mode): g added where take read, its
-    indices mapped as take maps them (wrapped, clipped, or clamped as reads are)."""
-    from redraft.numpy.indexing import clamped_index, take_positions
+    indices mapped as take maps them (wrapped or clipped); with mode None or 'fill', the
+    cotangent of a filled position (out of bounds) is dropped."""
+    from redraft.numpy.indexing import at_add_mode, clamped_index, take_positions
     z = zeros_like(jnp.ravel(a)) if axis is None else zeros_like(a)
     axis = 0 if axis is None else axis % np.ndim(a)
+    if mode in (None, "fill"):
+        out = at_add_mode(z, (slice(None),) * axis + (jnp.asarray(indices),), g, "drop")
+        return jnp.reshape(out, jnp.shape(a))
     positions = take_positions(jnp.asarray(indices), jnp.shape(z)[axis], mode)
     index = (slice(None),) * axis + (positions,)
     out = z.at[clamped_index(jnp.shape(z), index)].add(g)

@@ -214,15 +214,17 @@ def take_along(x, indices, axis):
     return jnp.take_along_axis(x, indices, axis)
 
 
-def take_along_bar(g, x, indices, axis):
-    """The cotangent of take_along(x, indices, axis): g added back at the indices."""
+def take_along_bar(g, x, indices, axis, mode=None):
+    """The cotangent of take_along_axis(x, indices, axis, mode): g added back at the
+    indices (clamped with mode 'clip'; out-of-bounds ones, filled reads, dropped)."""
     x = as_array(x)
     if axis is None:
-        flat = take_along_bar(g, jnp.reshape(x, (x.size,)), indices, 0)
+        flat = take_along_bar(g, jnp.reshape(x, (x.size,)), indices, 0, mode)
         return jnp.reshape(flat, x.shape)
     axis = canonical_axis(axis, x.ndim, "take_along_axis")
     zeros = jnp.zeros(x.shape, as_array(g).dtype)
-    return zeros.at[_along_axis_index(x.shape, as_array(indices), axis)].add(g)
+    index = _along_axis_index(x.shape, as_array(indices), axis)
+    return zeros.at[index].add(g, mode="clip" if mode == "clip" else "drop")
 
 
 # ---- gather and scatter --------------------------------------------------------------------------

@@ -145,3 +145,32 @@ ERRORS = [
 def test_bad_input_errors(fn, exc, message):
     with pytest.raises(exc, match=message):
         fn()
+
+
+def same(actual, expected):
+    np.testing.assert_array_equal(np.asarray(actual), np.asarray(expected))
+
+
+# JAX 0.10.2's values: take's default mode is 'fill' (negatives count from the end once,
+# positions out of range read the fill value, and their tangents and cotangents are zero)
+def test_take_fills_out_of_range_positions_as_jax():
+    a = jnp.arange(5.0)
+    same(jnp.take(a, np.array([-1, -5, -6, 4, 5, 7])), [4, 0, np.nan, 4, np.nan, np.nan])
+    same(jnp.take(jnp.arange(5), np.array([-1, -6, 5])), [4, -2 ** 31, -2 ** 31])
+    same(jnp.take(jnp.arange(5, dtype=jnp.uint8), np.array([5])), [255])
+    same(jnp.take(a, np.array([5, 1]), fill_value=-1.0), [-1, 1])
+    same(jnp.take(jnp.arange(6.0).reshape(2, 3), np.array([[0, 3]]), axis=1),
+          [[[0, np.nan]], [[3, np.nan]]])
+    same(jnp.take_along_axis(a, np.array([7, -1]), axis=0), [np.nan, 4])
+    same(redraft.jit(lambda a: jnp.take(a, np.array([-1, 9])))(a), [4, np.nan])
+
+
+def test_take_derivatives_skip_filled_positions():
+    a = jnp.arange(5.0)
+    same(redraft.grad(lambda a: jnp.sum(jnp.take(a, np.array([1, 7, 1]))))(a), [0, 2, 0, 0, 0])
+    _, tangent = redraft.jvp(lambda a: jnp.take(a, np.array([-1, 9])), (a,), (a,))
+    same(tangent, [4, 0])
+    same(redraft.jacfwd(lambda a: jnp.take(a, np.array([-1, 9])))(a),
+          [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]])
+    same(redraft.grad(lambda a: jnp.sum(jnp.take_along_axis(a, np.array([7, -1, 1]), axis=0)))(a),
+          [0, 1, 0, 0, 1])

@@ -127,7 +127,7 @@ defvjp(ad.untranspose, lambda ct, ans, g, axes=None: jnp.transpose(ct, axes))
 defjvp(ad.take_bar, lambda g_dot, ans, g, a, indices, axis=None, mode=None:
        ad.take_bar(g_dot, a, indices, axis, mode))
 defvjp(ad.take_bar, lambda ct, ans, g, a, indices, axis=None, mode=None:
-       jnp.take(ct, indices, axis=axis, mode=mode))
+       jnp.take(ct, indices, axis=axis, mode=mode, fill_value=0))
 defjvp(ad.cotangent_astype, lambda g_dot, ans, g, x: ad.cotangent_astype(g_dot, x))
 defvjp(ad.cotangent_astype, lambda ct, ans, g, x: ad.cotangent_astype(ct, g))
 defjvp(ad.tangent_astype, lambda t_dot, ans, t, dtype: ad.tangent_astype(t_dot, dtype))

@@ -350,10 +350,10 @@ defvjp(jnp.pad, lambda g, ans, array, pad_width, mode="constant": lax.slice(
 defjvp(jnp.split, lambda ary_dot, ans, ary, indices_or_sections, axis=0:
        jnp.split(ary_dot, indices_or_sections, axis))
 defvjp(jnp.split, lambda g, ans, ary, indices_or_sections, axis=0: jnp.concatenate(g, axis))
-defjvp(jnp.take_along_axis, lambda arr_dot, ans, arr, indices, axis:
-       jnp.take_along_axis(arr_dot, indices, axis))
-defvjp(jnp.take_along_axis, lambda g, ans, arr, indices, axis:
-       lad.take_along_bar(g, arr, indices, axis))
+defjvp(jnp.take_along_axis, lambda arr_dot, ans, arr, indices, axis, mode=None, fill_value=None:
+       jnp.take_along_axis(arr_dot, indices, axis, mode, 0))  # a filled read's tangent: 0
+defvjp(jnp.take_along_axis, lambda g, ans, arr, indices, axis, mode=None, fill_value=None:
+       lad.take_along_bar(g, arr, indices, axis, mode))
 defstatic(jnp.take_along_axis, "indices")
 
 

@@ -87,7 +87,7 @@ defstatic(operator.getitem, "b")  # an index: ints, slices, masks, never differe
 for _at in helpers.AT_UPDATES.values():
     defstatic(_at, "idx")
 defjvp(jnp.take, lambda a_dot, ans, a, indices, axis=None, mode=None, fill_value=None:
-       jnp.take(a_dot, indices, axis=axis, mode=mode))
+       jnp.take(a_dot, indices, axis=axis, mode=mode, fill_value=0))  # a filled read: 0
 defvjp(jnp.take, lambda g, ans, a, indices, axis=None, mode=None, fill_value=None:
        ad.take_bar(g, a, indices, axis, mode))
 defstatic(jnp.take, "indices")
