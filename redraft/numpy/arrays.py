@@ -239,7 +239,8 @@ def _repeat_each(x: Array, counts: Array, axis: int, total: int | None) -> Array
         total = int(reductions.sum(counts))
     positions = lax_shape.iota(dtypes.int32, total)
     source = searchsorted(ends, positions, side="right")
-    return take(x, source, axis=axis)
+    # past the last count (total_repeat_length longer than the counts' sum): the last element
+    return take(x, source, axis=axis, mode="clip")
 
 
 def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None

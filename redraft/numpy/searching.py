@@ -213,14 +213,14 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     first = _first_of_runs(s, equal_nan)
     count = _static_size(first, size)
     starts, valid = _flat_true_positions(first, count)
-    values = take(s, starts)
+    values = take(s, starts, mode="clip")  # padding past the values found: masked below
     if fill_value is not None or size is not None:
         fill = take(s, as_array(0)) if fill_value is None else fill_value
         if flat.shape[0]:
             values = ufuncs.where(valid, values, cast(as_array(fill), values.dtype))
     extras = []
     if return_index:
-        extras.append(take(order, starts))
+        extras.append(take(order, starts, mode="clip"))
     if return_inverse or return_counts:
         group = ufuncs.subtract(reductions.cumsum(cast(first, dtypes.DEFAULT_INT)), 1)
         if return_inverse:
