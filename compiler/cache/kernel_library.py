@@ -36,6 +36,7 @@ from .fingerprint import cpu_stamp, redraft_stamp
 
 SWITCH = "REDRAFT_KERNEL_LIBRARY"
 BUILD_STALE_SECONDS = 300   # a build marker older than this belongs to a builder that died
+BUILDER_WAIT_SECONDS = 60   # how long the cache's saves wait for this process's builder
 
 _LOCK = threading.Lock()
 _LOADED: list[Library] = []            # the library, once loaded
@@ -158,6 +159,7 @@ def build_and_save() -> bool:
     """Build the library and store it under its key, unless it is there already; whether it
     is there after (False where there is no C compiler or the link fails)."""
     from redraft.compiler.aot.link import LinkError
+    wait_for_builder(BUILDER_WAIT_SECONDS)  # rather than build it twice (and hold LLVM here)
     if store.load(key()) is not None:
         return True
     # mkdtemp, not TemporaryDirectory (see jit_cache._save)
@@ -231,11 +233,14 @@ def build_main(marker: str) -> None:
 
 
 def wait_for_builder(timeout: float | None = None) -> None:
-    """Wait for the builder this process started, if any (tests, benchmarks)."""
+    """Wait for the builder this process started, if any, at most `timeout` seconds."""
     with _LOCK:
         process = _BUILDER[0] if _BUILDER else None
     if isinstance(process, subprocess.Popen):
-        process.wait(timeout)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def install() -> None:

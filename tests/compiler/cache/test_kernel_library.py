@@ -193,3 +193,43 @@ def test_two_builders_at_once_leave_one_sound_library(tmp_path):
     assert run(tmp_path, LOADS)["loaded"]
     assert len([p for p in (tmp_path / "cache" / "compiled").glob("*/*")
                 if not p.name.startswith(".")]) == 1
+
+
+CACHED = r'''
+import json, sys
+import numpy as np
+import redraft, redraft.numpy as jnp
+from redraft.compiler.backend.llvm import parallel
+from redraft.compiler.cache import kernel_library
+from redraft.compiler.cache.jit_cache import CachedIR
+
+SCALE = float(sys.argv[1])
+
+
+def product(a):
+    return jnp.tanh(a @ a)
+
+
+def scaled(a):
+    return a @ a * SCALE
+
+
+a = np.linspace(-1, 1, 200 * 200, dtype=np.float32).reshape(200, 200)
+f, g = redraft.jit(product), redraft.jit(scaled)
+out = np.asarray(f(a)), np.asarray(g(a))
+print(json.dumps({"cached": isinstance(next(iter(f._cache.values())).ir, CachedIR),
+                  "library": kernel_library.jit_used_library(),
+                  "mcjit_pool": parallel._runtime().compiled is not None,
+                  "same": bool(np.allclose(out[0], np.tanh(a @ a), rtol=1e-4, atol=1e-4)),
+                  "close": bool(np.allclose(out[1], a @ a * SCALE, rtol=1e-4, atol=1e-3))}))
+'''
+
+
+def test_the_cache_entries_and_the_jit_share_one_library_and_pool(tmp_path):
+    first = run(tmp_path, CACHED, "2.0", REDRAFT_CACHE="1")
+    assert first == {"cached": False, "library": False, "mcjit_pool": True, "same": True,
+                     "close": True}
+    # a new scale is a new key: `scaled` compiles, on the library the cached `product` uses
+    second = run(tmp_path, CACHED, "3.0", REDRAFT_CACHE="1")
+    assert second == {"cached": True, "library": True, "mcjit_pool": False, "same": True,
+                      "close": True}
