@@ -212,7 +212,8 @@ def scale_and_translate(image, shape: Sequence[int], spatial_dims: Sequence[int]
 
     Outputs whose sample position lies outside the input are zero. `method` is a
     ResizeMethod or its name; nearest is not supported here (as in JAX). `antialias`
-    widens the kernel when downsampling. The result is floating point.
+    widens the kernel when downsampling. The result is floating point. `precision` is
+    accepted as JAX's signature has it: redraft's contractions are always full float32.
     """
     x = jnp.asarray(image)
     shape = _as_shape(shape, x)
@@ -257,7 +258,8 @@ def resize(image, shape: Sequence[int], method, antialias: bool = True,
 
     Nearest keeps the dtype; every other method returns floating point and, with
     `antialias`, low-pass filters when downsampling. Dimensions whose size is unchanged are
-    left as they are (every kernel interpolates).
+    left as they are (every kernel interpolates). `precision` is accepted as JAX's
+    signature has it: redraft's contractions are always full float32.
     """
     x = jnp.asarray(image)
     shape = _as_shape(shape, x)

@@ -196,3 +196,14 @@ def test_nearest_index_rule_under_jit():
     x = np.arange(10, dtype=np.int32)
     np.testing.assert_array_equal(np.asarray(redraft.jit(pick)(x)), np.asarray(pick(x)))
     assert np.asarray(pick(x))[2] == 0
+
+
+def test_compiled_gradient_of_a_warp():
+    x = RNG.randn(6, 5).astype(np.float32)
+
+    def loss(x, s, t):
+        return jnp.sum(image.scale_and_translate(x, (8, 4), (0, 1), s, t, "linear") ** 2)
+    s, t = np.array([1.37, 0.71], np.float32), np.array([0.23, -0.41], np.float32)
+    grads = redraft.grad(loss, argnums=(0, 1, 2))
+    for got, want in zip(redraft.jit(grads)(x, s, t), grads(x, s, t)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
