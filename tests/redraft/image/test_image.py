@@ -207,3 +207,12 @@ def test_compiled_gradient_of_a_warp():
     grads = redraft.grad(loss, argnums=(0, 1, 2))
     for got, want in zip(redraft.jit(grads)(x, s, t), grads(x, s, t)):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+def test_x64_resizes_in_float64():
+    x = RNG.randn(6, 5)
+    with redraft.enable_x64():
+        out = image.resize(x, (9, 3), "lanczos3")
+        assert out.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(out), np.asarray(image.resize(x, (9, 3), "lanczos3")),
+                               atol=1e-5)
