@@ -1,6 +1,7 @@
 """First calls (compile included) of the training steps in fresh processes: redraft, JAX.
 
     python -m benchmarks.bench_first_call [--rounds N] [--only NAME] [--site DIR]
+                                          [--no-kernel-library]
 
 A first call measured inside a long benchmark run reuses what earlier steps compiled (the
 matmul kernel, the thread pool, transformation rules), and redraft's persistent cache would
@@ -12,6 +13,12 @@ time is the steadier figure: the wall time also counts the time other users held
 Children may write bytecode (PYTHONDONTWRITEBYTECODE is dropped, and one unmeasured round
 writes it), as an installed JAX has its .pyc files: the lazy imports of the first call
 otherwise compile redraft's modules from source each time.
+
+The thread pool and the matmul kernels come from the kernel library
+(compiler/cache/kernel_library.py), which REDRAFT_CACHE=0 leaves on, as JAX's come compiled
+with jaxlib; the unmeasured round builds it where it is missing. The table's `kernels`
+column says where the measured rounds took them from ("library", or "compiled" with
+--no-kernel-library, which sets REDRAFT_KERNEL_LIBRARY=0 as before it existed).
 """
 from __future__ import annotations
 
@@ -42,14 +49,24 @@ else:
     args, block = steps._tree(jax.numpy.asarray, data), jax.block_until_ready
 wall, cpu = time.perf_counter(), time.process_time()
 block(fn(*args))
-print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+library = None
+if {who!r} == "redraft":
+    from redraft.compiler.cache import kernel_library
+    library = kernel_library.jit_used_library()
+    kernel_library.wait_for_builder()  # (the unmeasured round builds the library)
+print(json.dumps([wall, cpu, library]))
 """
 
 
-def first_call(name: str, who: str, site_dir: str | None) -> tuple[float, float] | None:
-    """(wall, cpu) seconds of one first call in a fresh process; None if it failed."""
+def first_call(name: str, who: str, site_dir: str | None, kernel_library: bool = True
+               ) -> tuple[float, float, bool | None] | None:
+    """(wall, cpu) seconds of one first call in a fresh process, and whether redraft took
+    its kernels from the kernel library; None if it failed."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, REDRAFT_CACHE="0", OPENBLAS_NUM_THREADS="1")
+    if not kernel_library:
+        env["REDRAFT_KERNEL_LIBRARY"] = "0"
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if site_dir:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (site_dir, env.get("PYTHONPATH")) if p)
@@ -61,8 +78,8 @@ def first_call(name: str, who: str, site_dir: str | None) -> tuple[float, float]
     if done.returncode != 0:
         print(f"  {who} {name}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
-    wall, cpu = json.loads(done.stdout.strip().splitlines()[-1])
-    return wall, cpu
+    wall, cpu, library = json.loads(done.stdout.strip().splitlines()[-1])
+    return wall, cpu, library
 
 
 def main(argv=None) -> int:
@@ -72,6 +89,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", action="append", choices=sorted(WORKLOADS))
     parser.add_argument("--site", default=None, help="a site-packages directory with JAX")
+    parser.add_argument("--no-kernel-library", action="store_true",
+                        help="compile the pool and kernels in each process "
+                             "(REDRAFT_KERNEL_LIBRARY=0)")
     args = parser.parse_args(argv)
     try:
         import jax  # noqa: F401
@@ -79,23 +99,28 @@ def main(argv=None) -> int:
     except ImportError:
         have_jax = bool(args.site)
     who = ["redraft", "jax"] if have_jax else ["redraft"]
+    library = not args.no_kernel_library
     print(f"{'step':<18}" + "".join(f"  {w + ' wall':>12}  {w + ' cpu':>11}" for w in who)
-          + ("  cpu ours/jax" if have_jax else ""))
+          + ("  cpu ours/jax" if have_jax else "") + "  kernels")
     for name in args.only or list(WORKLOADS):
         best: dict[str, list[float]] = {w: [float("inf"), float("inf")] for w in who}
-        for w in who:  # writes bytecode; not measured
-            first_call(name, w, args.site)
+        sources = set()
+        for w in who:  # writes bytecode (and builds the kernel library); not measured
+            first_call(name, w, args.site, library)
         for _ in range(args.rounds):
             for w in who:
-                got = first_call(name, w, args.site)
+                got = first_call(name, w, args.site, library)
                 if got is not None:
-                    best[w] = [min(a, b) for a, b in zip(best[w], got)]
+                    best[w] = [min(a, b) for a, b in zip(best[w], got[:2])]
+                    if w == "redraft" and got[2] is not None:
+                        sources.add("library" if got[2] else "compiled")
         line = f"{name:<18}" + "".join(f"  {fmt(best[w][0]):>12}  {fmt(best[w][1]):>11}"
                                        for w in who)
         if have_jax:
             line += f"  {best['redraft'][1] / best['jax'][1]:12.2f}x"
-        print(line, flush=True)
-    print("smallest of the rounds; each a fresh process with REDRAFT_CACHE=0.")
+        print(line + "  " + ("+".join(sorted(sources)) or "none"), flush=True)
+    print("smallest of the rounds; each a fresh process with REDRAFT_CACHE=0; kernels: where "
+          "redraft's pool and matmul kernels came from (the kernel library, or compiled).")
     return 0
 
 

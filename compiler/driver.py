@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from redraft.compiler.backend import host_runner
+from redraft.compiler.cache import kernel_library
 from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
@@ -156,6 +157,7 @@ def _bind_on_device(prim, args: tuple, params: dict):
 
 
 install_device_binder(_bind_on_device)
+kernel_library.install()  # the JIT's pool and matmul kernels, compiled once per machine
 
 
 def _incompatible(args: tuple, static: set[int], names: list[str] | None, target) -> None:

@@ -11,7 +11,7 @@ import ctypes
 import functools
 import os
 import threading
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -176,6 +176,30 @@ class CompiledModule:
     def assembly(self) -> str:
         """Host assembly of the optimised module (for inspection and tests)."""
         return host_target_machine().emit_assembly(self.llvm_module)
+
+
+class Precompiled(Protocol):
+    """Machine code built ahead of time and loaded (the kernel library: the thread pool and
+    the matmul kernels, compiler/cache/kernel_library.py)."""
+
+    threads: int  # the threads its pool runs loops on, the caller included
+
+    def address(self, name: str) -> int:
+        """Address of the function `name`."""
+
+
+_PRECOMPILED: list[Callable[[], Precompiled | None]] = []
+
+
+def install_precompiled(source: Callable[[], Precompiled | None]) -> None:
+    """Where `precompiled` finds the kernel library (filled by compiler/driver.py: the cache
+    that builds and loads it sits above this layer)."""
+    _PRECOMPILED[:] = [source]
+
+
+def precompiled() -> Precompiled | None:
+    """The loaded kernel library, or None: compile the pool and the kernels here instead."""
+    return _PRECOMPILED[0]() if _PRECOMPILED else None
 
 
 def compile_module(module: ir.Module | str, opt_level: int = 3,

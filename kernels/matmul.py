@@ -34,7 +34,7 @@ import numpy as np
 from llvmlite import ir
 from redraft.kernels.llvm_loops import counted_loop, for_range
 
-from .jit_host import CompiledModule, host_vector_bits
+from .jit_host import CompiledModule, Precompiled, host_vector_bits, precompiled
 
 _I1 = ir.IntType(1)
 _I64 = ir.IntType(64)
@@ -884,32 +884,49 @@ _L = ctypes.c_int64
 
 
 class MatmulKernel:
-    """Compiled pack_b / gemm_rows for one dtype, with a NumPy-facing `__call__`."""
+    """pack_b / gemm_rows for one dtype, with a NumPy-facing `__call__`: compiled here, or
+    taken from the kernel library (`library`, see jit_host.precompiled), whose gemm_rows has
+    every narrow variant in its table."""
 
-    def __init__(self, cfg: GemmConfig) -> None:
+    def __init__(self, cfg: GemmConfig, library: Precompiled | None = None) -> None:
         self.cfg = cfg
-        # the IR is written as LLVM would leave it (vectorised, blocked, in SSA form): the
-        # kernel ran as fast without LLVM's IR pipeline (252 vs 253 GFLOP/s on 512^3, one
-        # thread) and compiles in 0.10 s instead of 0.26 s, which the first call waits for.
-        # The code generator's loop strength reduction takes a third of those 0.10 s, but
-        # the kernel needs it: without it the CNN step (its convolution a product with
-        # k = 9) ran 17% slower, though square products ran as fast
-        self.compiled = CompiledModule(build_matmul_module(cfg, narrow_variants=False),
-                                       opt_level=0, vectorise=False)
-        self.pack_b = self.compiled.function(pack_b_name(cfg), None,
-                                             [_P, _L, _L, _P, _L, _L, _L, _L])
-        self.gemm_rows = self.compiled.function(gemm_rows_name(cfg), None,
-                                                [_P, _L, _L, _P, _P, _L, _L, _L, _L, _L, _P])
-        self._table = self.compiled.engine.get_global_value_address(narrow_table_name(cfg))
+        self.compiled, self._table = None, None
+        if library is None:
+            # the IR is written as LLVM would leave it (vectorised, blocked, in SSA form): the
+            # kernel ran as fast without LLVM's IR pipeline (252 vs 253 GFLOP/s on 512^3, one
+            # thread) and compiles in 0.10 s instead of 0.26 s, which the first call waits
+            # for. The code generator's loop strength reduction takes a third of those
+            # 0.10 s, but the kernel needs it: without it the CNN step (its convolution a
+            # product with k = 9) ran 17% slower, though square products ran as fast
+            self.compiled = CompiledModule(build_matmul_module(cfg, narrow_variants=False),
+                                           opt_level=0, vectorise=False)
+            self._table = self.compiled.engine.get_global_value_address(
+                narrow_table_name(cfg))
+            self.address = self.compiled.address
+        else:
+            self.address = library.address
+        self.pack_b = self._entry(pack_b_name(cfg), [_P, _L, _L, _P, _L, _L, _L, _L])
+        self.gemm_rows = self._entry(gemm_rows_name(cfg),
+                                     [_P, _L, _L, _P, _P, _L, _L, _L, _L, _L, _P])
         self._narrow: dict[tuple[str, int], CompiledModule] = {}
         self._narrow_lock = threading.Lock()
+
+    def _entry(self, name: str, argtypes: list) -> ctypes._CFuncPtr:
+        """The function `name` as a ctypes callable (GIL released during the call) that
+        keeps this kernel, and so its machine code, alive."""
+        fn = ctypes.CFUNCTYPE(None, *argtypes)(self.address(name))
+        fn._owner = self
+        return fn
 
     def prepare_narrow(self, rsa: int, csa: int, k: int, n: int) -> None:
         """Compile the narrow variant that a product with A's strides (rsa, csa), K = k and
         N = n <= VL runs on, once, and enter it in gemm_rows' table. Variants compile on
         demand (10-20 ms each, twelve in all) so that the kernel's first compile, which
         every first call with a product waits for, stays 0.1 s; until then, and in builds
-        that never ask (ahead-of-time objects), narrow products take the packed path."""
+        that never ask (ahead-of-time objects), narrow products take the packed path.
+        The kernel library's table holds them all: nothing to do."""
+        if self._table is None:
+            return
         kind = narrow_kind(self.cfg, rsa, csa, k)
         if n > self.cfg.vl or kind is None:
             return
@@ -1011,8 +1028,9 @@ def _pool() -> ThreadPoolExecutor:
 
 @functools.lru_cache(maxsize=None)
 def matmul_kernel(dtype: str = "float32") -> MatmulKernel:
-    """The compiled kernel for `dtype` with the host's default blocking (cached)."""
-    return MatmulKernel(default_config(dtype))
+    """The kernel for `dtype` with the host's default blocking (cached): the kernel
+    library's where it is loaded, else compiled."""
+    return MatmulKernel(default_config(dtype), precompiled())
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,

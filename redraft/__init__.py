@@ -52,5 +52,6 @@ from redraft.ad_extras import checkpoint_policies, float0, fwd_and_bwd  # noqa: 
 from redraft.refs import Ref, ds, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 from redraft import sharding  # noqa: F401
 from redraft import ops  # noqa: F401
+from redraft import image  # noqa: F401
 
 from redraft.version import __version__  # noqa: E402,F401

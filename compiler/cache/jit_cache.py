@@ -6,8 +6,8 @@ the entry's shared library with ctypes and builds the same runner the LLVM backe
 thread (object code and a `cc` link cost tens of milliseconds that the caller need not
 wait for); the process waits for pending saves at exit. Functions whose code calls back
 into Python (print), that ran on the interpreter, or whose dependencies cannot be
-fingerprinted are not saved. Entries call the thread pool and the matmul kernels in one
-runtime library of their own, shared by all entries of a process (one pool, not one each).
+fingerprinted are not saved. Entries call the thread pool and the matmul kernels in the
+kernel library (kernel_library.py), shared by all entries of a process and by the JIT.
 """
 from __future__ import annotations
 
@@ -27,13 +27,12 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.kernels.jit_host import close_llvm
 from redraft.runtime.pytree import PyTreeDef
 
-from . import store
+from . import kernel_library, store
 from .fingerprint import cpu_stamp, fingerprint, redraft_stamp
 from .runner import LibraryRunner
 
 _PENDING: list[threading.Thread] = []
 _LOADED: dict[str, ctypes.CDLL] = {}
-_RUNTIME: ctypes.CDLL | None = None
 _LOCK = threading.Lock()
 
 
@@ -109,47 +108,10 @@ def _load_library(path: pathlib.Path, key: str, needs_runtime: bool) -> ctypes.C
     with _LOCK:
         lib = _LOADED.get(key)
         if lib is None:
-            if needs_runtime and not _load_runtime():
-                raise OSError("the runtime library is missing from the cache")
+            if needs_runtime and kernel_library.load() is None:
+                raise OSError("the kernel library is missing from the cache")
             lib = _LOADED[key] = ctypes.CDLL(str(path))
         return lib
-
-
-def _runtime_key() -> str:
-    text = f"runtime\n{sys.version}\n{redraft_stamp()}\n{cpu_stamp()}"
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _load_runtime() -> bool:
-    """Load the thread pool and matmul kernels every cached entry shares (RTLD_GLOBAL, so
-    that entries loaded later resolve their calls to it) and start the pool, once."""
-    global _RUNTIME
-    if _RUNTIME is not None:
-        return True
-    found = store.load(_runtime_key())
-    if found is None:
-        return False
-    lib = ctypes.CDLL(str(found[0]), mode=ctypes.RTLD_GLOBAL)
-    start = lib.redraft_pool_start
-    start.restype, start.argtypes = ctypes.c_int64, [ctypes.c_int64]
-    threads = _thread_count()
-    if threads > 1:
-        start(threads - 1)
-    workers = ctypes.c_int64.in_dll(lib, "rd_workers")
-    if hasattr(os, "register_at_fork"):  # a forked child has no workers: run serially
-        os.register_at_fork(after_in_child=lambda: setattr(workers, "value", 0))
-    _RUNTIME = lib
-    return True
-
-
-def _thread_count() -> int:
-    text = os.environ.get("REDRAFT_NUM_THREADS")
-    if text:
-        return max(1, int(text))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
 
 
 # ---- saving ----------------------------------------------------------------------------------
@@ -202,10 +164,8 @@ def _save(key: str, text: str, meta: dict) -> None:
     try:
         library = tmp / store.LIBRARY
         needs_runtime = _build_library(text, library)
-        if needs_runtime and store.load(_runtime_key()) is None:
-            runtime = tmp / "runtime.so"
-            _build_runtime(runtime)
-            store.save(_runtime_key(), runtime, {"name": "runtime"})
+        if needs_runtime and not kernel_library.build_and_save():
+            return  # (no C compiler: the entry's own link failed before this)
         store.save(key, library, dict(meta, needs_runtime=needs_runtime))
     except (NotStandalone, LinkError, OSError, RuntimeError):
         pass  # not cacheable here (a print callback, no C compiler): compiled next time
@@ -228,18 +188,6 @@ def _build_library(text: str, out: pathlib.Path) -> bool:
             close_llvm(llmod)  # here, under the lock, not where Python would drop it
     link_shared([obj], {}, out)
     return needs_runtime
-
-
-def _build_runtime(out: pathlib.Path) -> None:
-    """The thread pool and every matmul kernel, in one library all entries share."""
-    from redraft.compiler.aot import objects
-    from redraft.compiler.aot.link import link_shared
-    from redraft.compiler.aot.target import target_machine
-    with objects.llvm_lock():
-        modules = objects.runtime_modules(objects.runtime_symbols())
-        obj = objects.emit_object(objects.link_modules(modules), target_machine())
-        close_llvm(*modules)
-    link_shared([obj], {}, out)
 
 
 def flush() -> None:

@@ -48,6 +48,8 @@ def load(key: str) -> tuple[pathlib.Path, dict] | None:
             raise ValueError("library hash mismatch")
         if meta.get("key") != key:
             raise ValueError("entry of another key")
+    except FileNotFoundError:
+        return None  # another process is replacing the entry: a miss, not a bad entry
     except (OSError, ValueError, KeyError):
         remove(key)
         return None
@@ -55,8 +57,12 @@ def load(key: str) -> tuple[pathlib.Path, dict] | None:
 
 
 def save(key: str, library: pathlib.Path, meta: dict) -> pathlib.Path:
-    """Move `library` and write `meta` into the entry for `key`, atomically."""
+    """Move `library` and write `meta` into the entry for `key`, atomically, unless a sound
+    entry is there already (another process wrote it: theirs is as good, and replacing it
+    would pull it from under a process that is reading it)."""
     final = entry_dir(key)
+    if load(key) is not None:
+        return final
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = pathlib.Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=final.parent))
     try:
@@ -66,13 +72,14 @@ def save(key: str, library: pathlib.Path, meta: dict) -> pathlib.Path:
         payload = json.dumps(meta)
         (staging / META).write_text(hashlib.sha256(payload.encode()).hexdigest() + "\n"
                                     + payload)
-        if final.exists():
-            shutil.rmtree(final, ignore_errors=True)
+        if final.exists():  # unsound (load removes those it reads): moved aside, then gone
+            os.rename(final, staging.with_name(staging.name + "-old"))
         os.rename(staging, final)
     except OSError:
         pass  # another process put the entry in place first: theirs is as good
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging.with_name(staging.name + "-old"), ignore_errors=True)
     return final
 
 

@@ -449,9 +449,9 @@ def _compile_kernel(dtype_name: str, future: Future) -> None:
             ensure_runtime()
             future.set_result(None)
             return
-        kernel = matmul_kernel(dtype_name)
+        kernel = matmul_kernel(dtype_name)  # the kernel library's, where it is loaded
         for name in (pack_b_name(kernel.cfg), gemm_rows_name(kernel.cfg)):
-            llvm.add_symbol(name, kernel.compiled.address(name))
+            llvm.add_symbol(name, kernel.address(name))
         future.set_result(kernel)
     except BaseException as e:  # noqa: BLE001 - handed to whoever waits for the kernel
         future.set_exception(e)

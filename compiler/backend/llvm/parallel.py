@@ -9,7 +9,9 @@ holding (job number, next chunk), so a worker that wakes late can never run a ch
 newer job with stale parameters. The caller runs chunks too and then waits for the rest.
 A second caller that finds the pool busy (two Python threads at once) runs serially.
 
-REDRAFT_NUM_THREADS sets the thread count (default: the CPUs this process may use).
+REDRAFT_NUM_THREADS sets the thread count (default: the CPUs this process may use). Where the
+kernel library is built (compiler/cache/kernel_library.py) its pool is used and this module
+is not compiled: one pool a process, shared with the compile cache's entries.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import threading
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-from redraft.kernels.jit_host import CompiledModule
+from redraft.kernels.jit_host import CompiledModule, precompiled
 
 from .codegen import optimise
 from .types import I32, I64, PTR, VOID, declare, i32, i64
@@ -67,7 +69,15 @@ def ensure_runtime() -> None:
 
 class _Runtime:
     def __init__(self):
-        self.threads = _requested_threads()
+        library = precompiled()
+        self.compiled, self._workers = None, None
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork)
+        if library is not None:  # its pool started (and stopped in a forked child) by its loader
+            self.threads = library.threads
+            llvm.add_symbol("redraft_parallel_for", library.address("redraft_parallel_for"))
+            return
+        self.threads = requested_threads()
         # the short pipeline (codegen.py): the pool's code is small and waits on atomics;
         # LLVM's O3 doubled its compile (30 ms of CPU in every process's first call)
         self.compiled = CompiledModule(_build_module(), optimiser=lambda m: optimise(m, 0))
@@ -78,16 +88,16 @@ class _Runtime:
             start = self.compiled.function("redraft_pool_start", ctypes.c_int64,
                                            [ctypes.c_int64])
             self.threads = 1 + start(self.threads - 1)
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=self._after_fork)
 
     def _after_fork(self) -> None:
         """A forked child has no worker threads: run every loop serially there."""
-        self._workers.value = 0
+        if self._workers is not None:
+            self._workers.value = 0
         self.threads = 1
 
 
-def _requested_threads() -> int:
+def requested_threads() -> int:
+    """REDRAFT_NUM_THREADS, else the CPUs this process may use."""
     text = os.environ.get("REDRAFT_NUM_THREADS")
     if text:
         return max(1, int(text))
