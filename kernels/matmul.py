@@ -403,13 +403,12 @@ class _GemmEmitter:
         fn = self.new_function(f"redraft_matmul_ukernel_{cfg.suffix}", args, internal=True)
         ap, bp, c, rsc, kc, mr, nr, first = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        tile = b.alloca(self.elem, size=cfg.mr * cfg.nr, name="tile")
         self._prefetch_tile(b, c, rsc)
         acc = self._accumulate(b, ap, bp, kc)
         full = b.and_(b.icmp_signed("==", mr, _i64(cfg.mr)),
                       b.icmp_signed("==", nr, _i64(cfg.nr)))
         _if(b, full, lambda: self._store_full(b, acc, c, rsc, first),
-            lambda: self._store_edge(b, acc, tile, c, rsc, mr, nr, first), "full")
+            lambda: self._store_edge(b, acc, c, rsc, mr, nr, first), "full")
         b.ret_void()
         return fn
 
@@ -483,23 +482,39 @@ class _GemmEmitter:
 
         _if(b, first, lambda: write(False), lambda: write(True), "first")
 
-    def _store_edge(self, b: ir.IRBuilder, acc, tile, c, rsc, mr, nr, first) -> None:
+    def _store_edge(self, b: ir.IRBuilder, acc, c, rsc, mr, nr, first) -> None:
+        """A tile cut by the edge of C (mr < MR rows or nr < NR columns): each row below mr
+        stored as whole vectors under a mask of the columns below nr (accumulated into C
+        after the first K slice). The row tiles of a 128-row product end in one of 8 rows,
+        so every product with M not a multiple of MR has a row of these tiles: by vectors
+        they cost about what full tiles do (by scalars through a buffer they cost more
+        than the multiply when K is small: 128x10 @ 10x1024)."""
         cfg = self.cfg
+        i32 = ir.IntType(32)
+        masks = self._column_masks(b, nr)
+        load = _declare(self.module, f"llvm.masked.load.v{cfg.vl}{cfg.suffix}.p0",
+                        ir.FunctionType(self.vec, [_PTR, i32, masks[0].type, self.vec]))
+        store = _declare(self.module, f"llvm.masked.store.v{cfg.vl}{cfg.suffix}.p0",
+                         ir.FunctionType(ir.VoidType(), [self.vec, _PTR, i32, masks[0].type]))
+        align = ir.Constant(i32, self.align)
+        zero = ir.Constant(self.vec, [ir.Constant(self.elem, 0.0)] * cfg.vl)
         for i, row in enumerate(acc):
-            for v, value in enumerate(row):
-                self.store_vec(b, value, tile, _i64(i * cfg.nr + v * cfg.vl))
+            with b.if_then(b.icmp_signed("<", _i64(i), mr)):
+                row_off = b.mul(_i64(i), rsc)
+                for v, value in enumerate(row):
+                    ptr = self.at(b, c, b.add(row_off, _i64(v * cfg.vl)))
+                    old = b.call(load, [ptr, align, masks[v], zero])
+                    value = b.select(first, value, b.fadd(value, old))
+                    b.call(store, [value, ptr, align, masks[v]])
 
-        def row_copy(i: ir.Value) -> None:
-            def col_copy(j: ir.Value) -> None:
-                dst = self.at(b, c, b.add(b.mul(i, rsc), j))
-                value = b.load(self.at(b, tile, b.add(b.mul(i, _i64(cfg.nr)), j)),
-                               typ=self.elem)
-                summed = b.fadd(b.load(dst, typ=self.elem), value)
-                b.store(b.select(first, value, summed), dst)
-
-            counted_loop(b, _i64(0), nr, 1, col_copy, "ej")
-
-        counted_loop(b, _i64(0), mr, 1, row_copy, "ei")
+    def _column_masks(self, b: ir.IRBuilder, nr: ir.Value) -> list[ir.Value]:
+        """Per vector of a tile row, the lanes whose column is below `nr`."""
+        cfg = self.cfg
+        i32 = ir.IntType(32)
+        ivec = ir.VectorType(i32, cfg.vl)
+        limit = self._splat_i32(b, b.trunc(nr, i32), ivec)
+        return [b.icmp_signed("<", ir.Constant(ivec, list(range(v, v + cfg.vl))), limit)
+                for v in range(0, cfg.nr, cfg.vl)]
 
     # driver -------------------------------------------------------------------------------
 

@@ -162,3 +162,25 @@ def test_narrow_products_before_their_variant_is_compiled(monkeypatch) -> None:
             b = np.ascontiguousarray(b.T).T
         assert_product(kernel(a, b, threads=2), a, b)
     assert not kernel._narrow
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("m,k,n", [(128, 10, 1024), (13, 10, 100), (25, 700, 45),
+                                   (140, 520, 70), (11, 3, 33)])
+def test_edge_tiles_every_layout(m: int, k: int, n: int, layout: str, dtype: type) -> None:
+    """Tiles cut by C's last rows (M not a multiple of MR) or columns (N not a multiple of
+    NR), stored by masked vectors: written on the first K slice, accumulated after it
+    (K > KC), in every layout, on one thread and split; the columns past C's edge (here
+    the next row of a wider C) are left as they were."""
+    a, b = operands(m, k, n, dtype, seed=6)
+    if layout[0] == "T":
+        a = np.ascontiguousarray(a.T).T
+    if layout[1] == "T":
+        b = np.ascontiguousarray(b.T).T
+    for threads in (1, 2):
+        wide = np.full((m, n + 7), 7.0, dtype)
+        out = wide[:, :n]
+        matmul(a, b, out=out, threads=threads)
+        assert_product(out, a, b)
+        assert np.all(wide[:, n:] == 7.0)

@@ -28,6 +28,7 @@ from redraft.compiler.ir.ssa import Block, Eqn, Value, fused_p
 from redraft.kernels.matmul import gemm_rows_name, matmul_kernel, pack_b_name
 
 from . import elementwise
+from .epilogue import Epilogue, emit_epilogue, take_epilogue
 from .loops import CodeContext, Nest, NestInput, NestOutput, copy, emit_nest, fill, reduce_kind
 from .module import FunctionLowering, lowering
 from .parallel import ensure_runtime
@@ -39,6 +40,9 @@ KERNEL_MIN_WORK = 20_000         # m * n * k below which a nest is as fast (32x6
 KERNEL_MIN_SIDE = 16             # and m at least this (the kernel pads to 12 x 32 tiles)
 KERNEL_MIN_COLUMNS = 2           # and n: narrow products (n <= one vector) read A in place
 PARALLEL_FLOPS = 2 * 128 ** 3    # the matmul driver's threshold for using threads
+COLUMN_SPLIT_ROWS = 256          # threaded products with at most this many rows (and at
+COLUMN_CHUNK_PANELS = 8          # least twice as many columns) split C by columns, in
+#                                  chunks of whole NR-column panels (see _splits_columns)
 
 
 def _free(ndim: int, contracting, batch) -> list[int]:
@@ -63,8 +67,11 @@ def lower_dot_general(L: FunctionLowering, eqn: Eqn) -> None:
     elif _uses_kernel(eqn):
         share = _packing_plan(L).get(id(eqn))
         first = _first_iteration(L, eqn) if share is None and not lb else None
+        L.views[out.id] = dest
+        columns = share is None and first is None and _splits_columns(m, n, k, dtype)
+        epilogue = take_epilogue(L, eqn, dest) if not lb and not columns else None
         _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k), share,
-                        first)
+                        first, epilogue, columns)
     else:
         _nest_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, dtype)
     L.views[out.id] = dest
@@ -282,11 +289,24 @@ def _canonical(L, view: View, order: list, groups: list[list[int]]):
     return tmp, strides, key
 
 
+def _splits_columns(m: int, n: int, k: int, dtype: np.dtype) -> bool:
+    """Whether a threaded product splits C by columns rather than by rows: when C has few
+    rows and many columns. Split by rows, every chunk streams all of the packed B from L3
+    (128 x 784 @ 784 x 1024 in chunks of 24 rows read its 3.2 MB six times); split by
+    columns, each chunk packs its own panels of B and uses them at once from L2, and packs
+    all of A instead (small, when the rows are few)."""
+    cfg = _kernel(dtype.name).cfg
+    return (2 * m * cfg.padded_columns(n) * k >= PARALLEL_FLOPS and m <= COLUMN_SPLIT_ROWS
+            and n >= 2 * m and n > cfg.vl)
+
+
 def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
-                    share: SharedPacking | None = None, first: ir.Value | None = None
-                    ) -> None:
+                    share: SharedPacking | None = None, first: ir.Value | None = None,
+                    epilogue: Epilogue | None = None, columns: bool = False) -> None:
     """dest = lhs . rhs on the packed kernel. `first` (a loop's first-iteration flag, see
-    _first_iteration): pack rhs only under it, into a buffer kept for the whole function."""
+    _first_iteration): pack rhs only under it, into a buffer kept for the whole function.
+    `epilogue`: run on each chunk of rows of dest after it (epilogue.py). `columns`: the
+    threads split C by columns, each packing its own panels of B (_splits_columns)."""
     lb, lf, lc = (list(a) for a in l_axes)
     rb, rc, rf = (list(a) for a in r_axes)
     m, n, k = mnk
@@ -305,12 +325,19 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
     if packs:
         bm, (sbb, sbk, sbn), key_b = _canonical(L, rhs, rb + rc + rf, [rb, rc, rf])
         packed, key_p = L.temporary(dtype, (k * panels * cfg.nr,))
-        pack_task = _pack_task(cx, cfg, (sbk, sbn, k, n))
+        pack_task = None if columns else _pack_task(cx, cfg, (sbk, sbn, k, n))
     else:
         packed, key_p = packings[share.key]
     elem = memory_type(dtype)
-    rows_task = _rows_task(cx, cfg, (sam, sak, n, n, k), dtype)
-    ctx = cx.entry_alloca(PTR, 4, name="dot.ctx")
+    params = (sam, sak, n, n, k)
+    if epilogue is None:
+        rows_task = _rows_task(cx, cfg, params, dtype)
+    else:
+        rows_task = _rows_epilogue_task(cx, cfg, params, dtype, epilogue)
+    extra = epilogue.bases if epilogue is not None else []
+    ctx = cx.entry_alloca(PTR, 4 + len(extra), name="dot.ctx")
+    for slot, base in enumerate(extra):
+        b.store(base, b.gep(ctx, [i64(4 + slot)], source_etype=PTR))
 
     def at(view: View, index: ir.Value, stride: int) -> ir.Value:
         return b.gep(view.base, [b.add(i64(view.offset), b.mul(index, i64(stride)))],
@@ -321,6 +348,10 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
         pointers = [at(a, index, sab), source, packed_ptr, at(dest, index, m * n)]
         for slot, p in enumerate(pointers):
             b.store(p, b.gep(ctx, [i64(slot)], source_etype=PTR))
+        if columns:
+            _run(cx, _columns_task(cx, cfg, (sam, sak, sbk, sbn, m, n, k), dtype), ctx,
+                 panels, COLUMN_CHUNK_PANELS, threads)
+            return
         if packs and first is not None:
             with b.if_then(first):
                 _run(cx, pack_task, ctx, panels, 1, threads)
@@ -395,6 +426,54 @@ def _pack_task(cx: CodeContext, cfg, params) -> ir.Function:
 @_shared_task
 def _rows_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
     """task(ctx, lo, hi): rows lo..hi of C = A @ B from the packed B."""
+    fn, b = _rows_body(cx, cfg, params, dtype)
+    b.ret_void()
+    return fn
+
+
+@_shared_task
+def _columns_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
+    """task(ctx, lo, hi): column panels lo..hi of C = A @ B, all rows: those panels of B
+    packed into their own stretch of the packed buffer (from column j0 at j0 * K), then
+    multiplied while they are in this thread's cache."""
+    sam, sak, sbk, sbn, m, n, k = params
+    fn, b, (a, src, packed, c) = _task(cx, "redraft_dot_cols")
+    elem = memory_type(dtype)
+    work = b.alloca(elem, size=cfg.mc * cfg.kc)
+    work.align = 64
+    lo, hi = fn.args[1], fn.args[2]
+    j0 = b.mul(lo, i64(cfg.nr))
+    j1 = b.mul(hi, i64(cfg.nr))
+    j1 = b.select(b.icmp_signed("<", j1, i64(n)), j1, i64(n))
+    width = b.sub(j1, j0)
+    panel_src = b.gep(src, [b.mul(j0, i64(sbn))], inbounds=True, source_etype=elem)
+    panel_packed = b.gep(packed, [b.mul(j0, i64(k))], inbounds=True, source_etype=elem)
+    pack = declare(cx.module, pack_b_name(cfg), VOID, [PTR, I64, I64, PTR, I64, I64, I64, I64])
+    b.call(pack, [panel_src, i64(sbk), i64(sbn), panel_packed, i64(k), width, i64(0),
+                  b.sub(hi, lo)])
+    rows = declare(cx.module, gemm_rows_name(cfg), VOID,
+                   [PTR, I64, I64, PTR, PTR, I64, I64, I64, I64, I64, PTR])
+    b.call(rows, [a, i64(sam), i64(sak), panel_packed, b.gep(c, [j0], inbounds=True,
+                                                             source_etype=elem),
+                  i64(n), width, i64(k), i64(0), i64(m), work])
+    b.ret_void()
+    return fn
+
+
+def _rows_epilogue_task(cx: CodeContext, cfg, params, dtype, epilogue: Epilogue
+                        ) -> ir.Function:
+    """task(ctx, lo, hi): rows lo..hi of C = A @ B, then the epilogue on those rows (its
+    base pointers in ctx after the product's four)."""
+    fn, b = _rows_body(cx, cfg, params, dtype)
+    bases = [b.load(b.gep(fn.args[0], [i64(4 + s)], source_etype=PTR), typ=PTR)
+             for s in range(len(epilogue.bases))]
+    emit_epilogue(b, epilogue, bases, fn.args[1], fn.args[2])
+    b.ret_void()
+    return fn
+
+
+def _rows_body(cx: CodeContext, cfg, params, dtype) -> tuple[ir.Function, ir.IRBuilder]:
+    """A task function computing rows lo..hi of C (its return left to the caller)."""
     sam, sak, rsc, n, k = params
     fn, b, (a, _, packed, c) = _task(cx, "redraft_dot_rows")
     work = b.alloca(memory_type(dtype), size=cfg.mc * cfg.kc)
@@ -403,8 +482,7 @@ def _rows_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
                    [PTR, I64, I64, PTR, PTR, I64, I64, I64, I64, I64, PTR])
     b.call(rows, [a, i64(sam), i64(sak), packed, c, i64(rsc), i64(n), i64(k), fn.args[1],
                   fn.args[2], work])
-    b.ret_void()
-    return fn
+    return fn, b
 
 
 _KERNELS: dict[str, Future] = {}

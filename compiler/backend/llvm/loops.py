@@ -354,6 +354,13 @@ def emit_nest(cx: CodeContext, nest: Nest) -> None:
         action()
 
 
+def emit_planned(b: ir.IRBuilder, nest: Nest, p: _Plan, bases: list, lo: ir.Value,
+                 hi: ir.Value) -> None:
+    """Indices lo..hi of axis 0 of a planned nest (`plan(nest)`), with `bases` (the plan's
+    base pointers as seen where `b` writes): a chunk of it, run inside another task."""
+    _Emitter(b, nest, p, bases).run(lo, hi)
+
+
 # ---- short rows: widening ----------------------------------------------------------------------
 
 WIDE_ROW = 256   # elements per widened row at most

@@ -98,6 +98,8 @@ def lower_iota(L: FunctionLowering, eqn: Eqn) -> None:
 
 @lowering("fused")
 def lower_fused(L: FunctionLowering, eqn: Eqn) -> None:
+    if id(eqn) in L.family_state.get("epilogues", ()):
+        return  # lowered already, as a product's epilogue (epilogue.py)
     region = eqn.regions[0]
     shape = _iteration_shape(eqn)
     if shape is None or not _fusable(region, shape):

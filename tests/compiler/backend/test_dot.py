@@ -258,3 +258,95 @@ def test_the_matmul_kernel_compiles_only_once_a_product_needs_it():
                           timeout=300, env={**__import__("os").environ, "REDRAFT_CACHE": "0"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["['runtime']", "['float32', 'runtime']"]
+
+
+def _llvm_text(fn, *args):
+    from redraft.compiler.backend.llvm import llvm_ir
+    from redraft.jit import make_ir
+    return llvm_ir(make_ir(fn)(*args), optimised=False)
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("m,k,n", [(128, 300, 1000), (37, 301, 517), (200, 33, 400)])
+def test_few_rows_and_many_columns_split_by_columns(layout, m, k, n):
+    """A threaded product with few rows and many columns splits C by columns, each chunk
+    packing its own panels of B (dot.py: _splits_columns), ragged last panel and chunk
+    included; a square one still splits by rows. Against NumPy in float64."""
+    a_shape = (k, m) if layout[0] == "T" else (m, k)
+    b_shape = (n, k) if layout[1] == "T" else (k, n)
+    a, b = sample(a_shape, np.float32, seed=11), sample(b_shape, np.float32, seed=12)
+
+    def f(x, y):
+        return (x.T if layout[0] == "T" else x) @ (y.T if layout[1] == "T" else y)
+
+    assert "redraft_dot_cols" in _llvm_text(f, a, b)
+    got = np.asarray(redraft.jit(f)(a, b))
+    np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4, atol=1e-4 * k ** 0.5)
+    square = sample((300, 300), np.float32, seed=13)
+    assert "redraft_dot_cols" not in _llvm_text(f, square, square)
+
+
+def _epilogues(monkeypatch) -> list:
+    """Record the consumers that products take as epilogues (dot.py -> epilogue.py)."""
+    from redraft.compiler.backend.llvm import dot
+    taken = []
+    real = dot.take_epilogue
+
+    def spy(L, eqn, dest):
+        epilogue = real(L, eqn, dest)
+        taken.append(None if epilogue is None else epilogue.eqn.prim.name)
+        return epilogue
+
+    monkeypatch.setattr(dot, "take_epilogue", spy)
+    return taken
+
+
+def test_weight_gradient_update_runs_as_the_products_epilogue(monkeypatch):
+    """`w - lr * (x.T @ g)` and `tanh(x @ w + b)` (bias broadcast: a nest kept by rows, its
+    rows 70 long, not whole vectors; two results) run on each chunk of the product's rows
+    (epilogue.py), with row counts that are not multiples of the tile's."""
+    taken = _epilogues(monkeypatch)
+    x, g = sample((300, 400), np.float32, seed=1), sample((300, 512), np.float32, seed=2)
+    w = sample((400, 512), np.float32, seed=3)
+    got = check(lambda x, g, w: w - 0.01 * (x.T @ g), x, g, w, rtol=1e-5, atol=1e-4,
+                eager=False)
+    np.testing.assert_allclose(got[0], w - 0.01 * (x.astype(np.float64).T @ g), rtol=1e-5,
+                               atol=1e-4)
+    assert "fused" in taken
+
+    taken.clear()
+    x, w, b = (sample((301, 200), np.float32, seed=4), sample((200, 70), np.float32, seed=5),
+               sample((70,), np.float32, seed=6))
+
+    def layer(x, w, b):
+        t = jnp.tanh(x @ w + b)
+        return t, 1.0 - t * t
+
+    t, d = check(layer, x, w, b, rtol=1e-4, atol=1e-4, eager=False)
+    want = np.tanh(x.astype(np.float64) @ w + b)
+    np.testing.assert_allclose(t, want, rtol=1e-4, atol=5e-4)
+    np.testing.assert_allclose(d, 1.0 - want * want, rtol=1e-4, atol=5e-4)
+    assert "fused" in taken
+
+
+def test_epilogue_only_with_operands_that_exist_at_the_product(monkeypatch):
+    """A consumer reading a later product's result runs as that product's epilogue, not the
+    first's; values read between the product and its consumer, and an operand that dies at
+    the consumer, keep their values (the consumer writes buffers of its own)."""
+    taken = _epilogues(monkeypatch)
+
+    def f(x, w1, w2, c):
+        y = x @ w1
+        z = x @ w2
+        u = y @ w2.T           # reads y between the product and its consumer
+        out = y * z + c * 2.0  # c dies here
+        return out, u
+
+    x = sample((290, 96), np.float32, seed=7)
+    w1, w2 = sample((96, 160), np.float32, seed=8), sample((96, 160), np.float32, seed=9)
+    c = sample((290, 160), np.float32, seed=10)
+    out, u = check(f, x, w1, w2, c, rtol=1e-4, atol=1e-3, eager=False)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(out, (x64 @ w1) * (x64 @ w2) + 2 * c, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(u, (x64 @ w1) @ w2.T, rtol=1e-4, atol=1e-3)
+    assert taken[:2] == [None, "fused"]
