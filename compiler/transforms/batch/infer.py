@@ -180,6 +180,8 @@ class Inference:
         kind, entry = call_kind(self.type_of, call, origin)
         if kind in ("unbatched", "method"):
             return bt.U
+        if kind == "value":
+            return bt.TREE
         if kind == "user":
             return user_call_type(self.type_of, call, origin)
         if kind == "loop":
@@ -274,9 +276,12 @@ def call_kind(type_of, call: ir.Call, origin) -> tuple[str, object]:
             raise TransformError(f"{where(origin)}vmap: the method `.{fn.name}()` of a "
                                  "batched value cannot be batched")
         return "method", None  # `"{}".format(x)` formats the batched value
-    if isinstance(fn, (ir.Var, ir.Attr)):  # known when the code runs: one call per example
-        raise NeedsExampleLoop(f"{where(origin)}vmap: a call through the function value "
-                               f"`{fn.name}` with batched arguments runs once per example")
+    if isinstance(fn, (ir.Var, ir.Attr)):  # batched when it runs: calls/value_calls.py
+        if call.kwargs or call.star_args is not None:
+            raise NeedsExampleLoop(f"{where(origin)}vmap: a call through the function value "
+                                   f"`{fn.name}` with keyword or * arguments runs once per "
+                                   "example")
+        return "value", None
     if call.star_args is not None and bt.is_batched(type_of(call.star_args)):
         raise TransformError(f"{where(origin)}vmap: `{fn.path}(*args)` with batched *args is "
                              "not supported; pass the arguments one by one")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
 from redraft.compiler.transforms.batch import batch_types as bt
-from redraft.compiler.transforms.calls import callees
+from redraft.compiler.transforms.calls import callees, value_calls
 from redraft.compiler.transforms.batch.batching import BatchEntry, built_rule, rule_call
 from redraft.compiler.transforms.batch.infer import (  # noqa: F401 (callee_result_type:
     LOOP_RESULTS,                                      # redraft/vmap.py reads it here)
@@ -30,6 +30,8 @@ def batch_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType
         return call, bt.U
     if kind == "user":
         return user_call(ctx, call, origin, out)
+    if kind == "value":
+        return value_call(ctx, call, origin, out)
     if kind == "loop":
         return loop_call(ctx, call, entry, origin, out)
     rule = entry.rule if callable(entry.rule) else built_rule(entry.rule)
@@ -68,6 +70,18 @@ def user_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]
         callee = callee.fn
     ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_batched")
     return ir.Call(ref, tuple(args) + (ir.Var(ctx.size),)), result
+
+
+def value_call(ctx, call: ir.Call, origin, out: list) -> tuple[ir.Expr, bt.BType]:
+    """`f(a)` through a function value (or a method `o.m(a)`) becomes `f_batched =
+    value_calls.batched_of(f, *types)` and `f_batched(f, a, axis_size)`: batched when it
+    runs, every leaf of its result batched."""
+    operands = value_calls.operands(call, origin)
+    types = tuple(ctx.type_of(a) for a in operands)
+    callee = ctx.names.fresh(f"{value_calls.callee_name(call)}_batched")
+    out.append(ir.Assign((callee,), value_calls.transform_request(call, "batched", types),
+                         origin))
+    return ir.Call(ir.Var(callee), operands + (ir.Var(ctx.size),)), bt.TREE
 
 
 # ---- a loop over the examples -----------------------------------------------------------------

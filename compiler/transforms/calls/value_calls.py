@@ -21,6 +21,7 @@ from redraft.compiler.core.core_function import CoreFunction
 from redraft.compiler.frontend.local_functions import Closure, LocalFunction
 from redraft.compiler.primitives.registry import defnondiff
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, identity
+from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.calls import callees
 from redraft.compiler.transforms.common import TransformError, where
 from redraft.compiler.transforms.runtime import ad
@@ -44,17 +45,28 @@ def callee_name(call: ir.Call) -> str:
     return call.fn.name
 
 
-def transform_request(call: ir.Call, kind: str, mask: tuple[bool, ...]) -> ir.Call:
+def transform_request(call: ir.Call, kind: str, spec: tuple) -> ir.Call:
     """`value_calls.jvp_of(f, mask)` (kind "jvp"; "bwd": bwd_of) for a call through `f`,
-    `value_calls.method_jvp_of(o, "m", mask)` for a method call `o.m(...)`: made when the
-    code runs (compiler/transforms/calls/value_calls.py)."""
+    `value_calls.method_jvp_of(o, "m", mask)` for a method call `o.m(...)`; kind
+    "batched": `value_calls.batched_of(f, *types)`, the operands' batch types spelled as
+    generated code spells them (`vm.Tree()`). Made when the code runs."""
+    if kind == "batched":
+        tail = tuple(_type_atom(t) for t in spec)
+    else:
+        tail = (ir.Const(spec),)
     if isinstance(call.fn, ir.Attr):
         name = f"method_{kind}_of"
-        args = (call.fn.obj, ir.Const(call.fn.name), ir.Const(mask))
+        args = (call.fn.obj, ir.Const(call.fn.name)) + tail
     else:
         name = f"{kind}_of"
-        args = (call.fn, ir.Const(mask))
+        args = (call.fn,) + tail
     return ir.Call(ir.Ref(_REQUESTS[name], f"value_calls.{name}", sys.modules[__name__]), args)
+
+
+def _type_atom(t) -> ir.Atom:
+    """A batch type as an atom: a bool literal, or `vm.Tree()` and the like."""
+    from redraft.compiler.transforms.runtime import vm
+    return ir.Const(t) if isinstance(t, bool) else ir.Ref(t, repr(t), vm)
 
 
 # ---- what that code calls when it runs ------------------------------------------------------
@@ -144,6 +156,61 @@ def _no_derivative_bwd(name: str, mask: tuple[bool, ...]):
     return bwd
 
 
+def batched_of(fn, *types) -> CoreFunction:
+    """`fn`'s called form batched for operands of batch `types` (fn's first): (fn, *args,
+    axis size) -> its result with every leaf batched (vmap types the call as a Tree)."""
+    return _every_leaf_batched(called_form(fn, len(types) - 1), tuple(types))
+
+
+def method_batched_of(obj, name: str, *types) -> CoreFunction:
+    """`obj.name(...)` batched as a function of (obj, *args): as `batched_of`."""
+    return _every_leaf_batched(method_form(obj, name, len(types) - 1), tuple(types))
+
+
+def _every_leaf_batched(form, types: tuple) -> CoreFunction:
+    return TRANSFORM_CACHE.get(form, ("every leaf batched", types),
+                               lambda: CoreFunction(_every_leaf_batched_core(form, types)))
+
+
+def _every_leaf_batched_core(form, types: tuple) -> ir.Function:
+    """`def f(a0, ..., an, axis_size): out = form_batched(a0, ..., an, axis_size); return
+    out` with each leaf of `out` that comes back unbatched broadcast to axis_size (by its
+    batch type, known now): a function with a Core, which jit stages and the transforms
+    transform again."""
+    from redraft.compiler.transforms.batch.infer import batch_core_of, callee_result_type
+    from redraft.compiler.transforms.common import GETITEM
+    from redraft.compiler.transforms.runtime import vm
+    batched = callees.vmap_of(form, types)
+    result = callee_result_type(form, batch_core_of(form), types)
+    params = tuple(f"a{k}" for k in range(len(types))) + ("axis_size",)
+    body: list[ir.Stmt] = [ir.Assign(("out",), ir.Call(ir.Ref(batched, "batched"), tuple(
+        ir.Var(p) for p in params)))]
+    broadcast = ir.Ref(vm.broadcast, "vm.broadcast", vm)
+    count = iter(range(1 << 30))
+
+    def leaves_batched(value: ir.Atom, t) -> ir.Atom:
+        if bt.is_batched(t) and not isinstance(t, bt.Tuple):
+            return value  # batched, or a tree whose every leaf is
+        if t is bt.U:
+            name = f"t{next(count)}"
+            body.append(ir.Assign((name,), ir.Call(broadcast, (value, ir.Var("axis_size")))))
+            return ir.Var(name)
+        if isinstance(t, bt.Tuple):
+            items = []
+            for i, item_t in enumerate(t.items):
+                name = f"t{next(count)}"
+                body.append(ir.Assign((name,), ir.Call(GETITEM, (value, ir.Const(i)))))
+                items.append(leaves_batched(ir.Var(name), item_t))
+            name = f"t{next(count)}"
+            body.append(ir.Assign((name,), ir.Tuple(tuple(items))))
+            return ir.Var(name)
+        raise TransformError(f"vmap: a call through a function value returning "
+                             f"{bt.describe(t)} cannot be batched yet")
+    body.append(ir.Return(leaves_batched(ir.Var("out"), result)))
+    return ir.Function(f"{getattr(form, '__name__', 'call')}_batched", params, body, (),
+                       "<redraft batched call of a function value>", 1)
+
+
 def called_form(fn, nargs: int):
     """A function `F` with `F(fn, *args) == fn(*args)` for `nargs` arguments, that the
     transforms can read: the `__call__` of fn's class, or a wrapper calling fn."""
@@ -187,8 +254,12 @@ def _wrapper_core(fn, nargs: int) -> ir.Function:
 defnondiff(jvp_of, "it makes a transformed function, a Python value with no derivative")
 defnondiff(bwd_of, "it makes a transformed function, a Python value with no derivative")
 defnondiff(method_jvp_of, "it makes a transformed function, a Python value with no derivative")
+defnondiff(batched_of, "it makes a transformed function, a Python value with no derivative")
+defnondiff(method_batched_of, "it makes a transformed function, a Python value with no "
+           "derivative")
 defnondiff(method_bwd_of, "it makes a transformed function, a Python value with no derivative")
 
 # what transform_request's code calls, by name
 _REQUESTS = {"jvp_of": jvp_of, "bwd_of": bwd_of, "method_jvp_of": method_jvp_of,
-             "method_bwd_of": method_bwd_of}
+             "method_bwd_of": method_bwd_of, "batched_of": batched_of,
+             "method_batched_of": method_batched_of}

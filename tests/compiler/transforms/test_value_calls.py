@@ -182,3 +182,12 @@ def test_jit_of_grad_through_an_unhashable_dataclass_model():
     layers = [Scale(jnp.asarray(2.0)), Scale(jnp.asarray(3.0))]
     g = jit(grad(loss))(layers, jnp.asarray(X[0]))
     close(g[0].w, 2 * 36.0 * np.sum(X[0] ** 2) / 2.0)
+
+
+def test_vmap_of_a_model_call_nested_and_jitted_against_a_loop():
+    m, xs = model(), jnp.asarray(RNG.normal(size=(4, 3, 3)).astype(np.float32))
+    expected = np.stack([[np.asarray(m(xs[i, j])) for j in range(3)] for i in range(4)])
+    close(redraft.vmap(redraft.vmap(lambda x: m(x)))(xs), expected)
+    close(jit(redraft.vmap(lambda x: m(x)))(xs[0]), expected[0])
+    close(redraft.jacfwd(lambda x: object_loss(m, x))(xs[0, 0]),
+          grad(object_loss, argnums=1)(m, xs[0, 0]))

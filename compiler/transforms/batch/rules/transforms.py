@@ -58,5 +58,5 @@ def _per_example_function(b):
 
 
 for _op in (value_calls.jvp_of, value_calls.bwd_of, value_calls.method_jvp_of,
-            value_calls.method_bwd_of):
+            value_calls.method_bwd_of, value_calls.batched_of, value_calls.method_batched_of):
     defbatch(_op, _per_example_function)
