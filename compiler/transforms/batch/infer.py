@@ -355,6 +355,8 @@ def _callee_signature(core: ir.Function, fn) -> inspect.Signature:
 
 # a result being found -> its provisional type, while its analysis runs (a recursive call)
 _IN_PROGRESS: dict = {}
+# the results in progress whose provisional type a (recursive) call has read
+_PROVISIONAL_READ: set = set()
 
 
 def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
@@ -367,22 +369,29 @@ def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
     kind = ("batch result", code_state(fn), types)
     running = (identity(fn),) + kind
     if running in _IN_PROGRESS:
+        _PROVISIONAL_READ.add(running)
         return _IN_PROGRESS[running]
     return TRANSFORM_CACHE.get(fn, kind, lambda: _settled_result(core, types, running))
 
 
 def _settled_result(core: ir.Function, types: tuple, running: tuple) -> bt.BType:
+    """The analysis of `core` repeated from a provisional result until it agrees with
+    itself; once, where no call read the provisional result (no recursion reached it, so
+    another round would find the same: every callee of a first call's gradients was
+    analysed twice)."""
     _IN_PROGRESS[running] = bt.U
     try:
         for _ in range(8):
             guess = _IN_PROGRESS[running]
+            _PROVISIONAL_READ.discard(running)
             try:
                 found = result_type(core, types)
             except NeedsExampleLoop:
                 return bt.TREE
-            if found == guess:
+            if found == guess or running not in _PROVISIONAL_READ:
                 break
             _IN_PROGRESS[running] = bt.join(guess, found)
         return found
     finally:
         del _IN_PROGRESS[running]
+        _PROVISIONAL_READ.discard(running)
