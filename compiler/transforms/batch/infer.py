@@ -357,6 +357,7 @@ def _callee_signature(core: ir.Function, fn) -> inspect.Signature:
 _IN_PROGRESS: dict = {}
 # the results in progress whose provisional type a (recursive) call has read
 _PROVISIONAL_READ: set = set()
+_READS = [0]  # provisional types read so far, by any analysis
 
 
 def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
@@ -370,27 +371,42 @@ def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
     running = (identity(fn),) + kind
     if running in _IN_PROGRESS:
         _PROVISIONAL_READ.add(running)
+        _READS[0] += 1
         return _IN_PROGRESS[running]
-    return TRANSFORM_CACHE.get(fn, kind, lambda: _settled_result(core, types, running))
+    return TRANSFORM_CACHE.get(fn, kind, lambda: _settled_result(fn, core, types, running))
 
 
-def _settled_result(core: ir.Function, types: tuple, running: tuple) -> bt.BType:
+def settled_inference(fn, core: ir.Function, types: tuple) -> Inferred | None:
+    """The analysis of `core` (fn's) for `types` that finding its result type made, where
+    that one read no provisional result (so it is the one vmap_function would make);
+    None where there is none."""
+    found = TRANSFORM_CACHE.get(fn, ("batch inference", code_state(fn), types), lambda: None)
+    return found[1] if found is not None and found[0] is core else None
+
+
+def _settled_result(fn, core: ir.Function, types: tuple, running: tuple) -> bt.BType:
     """The analysis of `core` repeated from a provisional result until it agrees with
     itself; once, where no call read the provisional result (no recursion reached it, so
     another round would find the same: every callee of a first call's gradients was
-    analysed twice)."""
+    analysed twice). An analysis that read no provisional result at all is kept for
+    vmap_function (settled_inference)."""
     _IN_PROGRESS[running] = bt.U
     try:
         for _ in range(8):
             guess = _IN_PROGRESS[running]
             _PROVISIONAL_READ.discard(running)
+            reads = _READS[0]
             try:
-                found = result_type(core, types)
+                inferred = infer(core, types)
             except NeedsExampleLoop:
                 return bt.TREE
+            found = inferred.result
             if found == guess or running not in _PROVISIONAL_READ:
                 break
             _IN_PROGRESS[running] = bt.join(guess, found)
+        if reads == _READS[0]:
+            TRANSFORM_CACHE.get(fn, ("batch inference", code_state(fn), types),
+                                lambda: (core, inferred))
         return found
     finally:
         del _IN_PROGRESS[running]
