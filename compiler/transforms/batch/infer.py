@@ -79,6 +79,7 @@ class Inference:
         self.defined: set[str] = set()
         self.changed = False
         self._query: RuleQuery | None = None
+        self._writes: dict[int, set[str]] = {}  # id of a statement of fn -> what it writes
 
     def run(self) -> Inferred:
         for _ in range(_MAX_ROUNDS):
@@ -106,7 +107,22 @@ class Inference:
     def block(self, body: list[ir.Stmt]) -> None:
         for s in body:
             self.stmt(s)
-            self.defined |= ir.stmt_writes(s)
+            self.defined |= self.writes(s)
+
+    def writes(self, s: ir.Stmt) -> set[str]:
+        """ir.stmt_writes(s), found once per statement for all rounds (a nested block's
+        names were gathered again for every statement around it, in every round)."""
+        found = self._writes.get(id(s))
+        if found is None:
+            if isinstance(s, ir.Assign):
+                found = set(s.targets)
+            else:
+                found = {s.target} if isinstance(s, ir.For) else set()
+                for block in ir.child_blocks(s):
+                    for inner in block:
+                        found |= self.writes(inner)
+            self._writes[id(s)] = found
+        return found
 
     def stmt(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.Assign):
