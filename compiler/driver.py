@@ -17,7 +17,7 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder
 from redraft.compiler.ir.ssa import Function
 from redraft.compiler.staging.interpreter import Interpreter
-from redraft.compiler.transforms.calls.callable_core import core_of
+from redraft.compiler.transforms.calls.callable_core import core_of, reading_once
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.config import x64_enabled
 from redraft.runtime.eager import install_device_binder
@@ -107,7 +107,7 @@ def stage(fun: Callable, args: tuple, static: set[int], name: str | None = None
     it = iter(dynamic)
     call_args = [args[i] if i in static else next(it) for i in range(len(args))]
     from redraft.compiler.frontend.specialise import specialise_deep
-    with staging(builder):
+    with staging(builder), reading_once():
         out = Interpreter(builder).call_function(core_of(specialise_deep(fun, args)),
                                                  call_args)
     out_leaves, out_treedef = tree_flatten(out)

@@ -147,10 +147,17 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     single = isinstance(argnums, int)
 
     made: dict[int, Callable] = {}
+    transformed: dict[int, callees.Transformed] = {}
+
+    def transform(n_args: int) -> callees.Transformed:
+        if n_args not in transformed:
+            transformed[n_args] = callees.vjp_of(fun, _mask(n_args, nums), "grad", has_aux,
+                                                 single)
+        return transformed[n_args]
 
     def callee(n_args: int):
         if n_args not in made:
-            made[n_args] = callees.vjp_of(fun, _mask(n_args, nums), "grad", has_aux, single).fn
+            made[n_args] = transform(n_args).fn
         return made[n_args]
 
     @functools.wraps(fun)
@@ -181,7 +188,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     checked: set[tuple] = set()  # fast keys (redraft/jit.py) of calls that passed the checks
 
     _rewrappable(grad_fn, fun, lambda g: grad(g, argnums, has_aux, holomorphic, allow_int))
-    _transformable(grad_fn, lambda: callee(_n_params(fun)).__redraft_transformable__())
+    _transformable(grad_fn, lambda: transform(_n_params(fun)).__redraft_transformable__())
     compiled = _compiled_if_jitted(fun, grad_fn)
     return grad_fn
 

@@ -122,7 +122,7 @@ class Vmapped:
         in_axes is a tuple), so grad, jvp and vmap can transform it further."""
         from redraft.compiler.transforms.batch.vmap_wrapper import wrapper_of
         return wrapper_of(self._vmap_fun, self._core_fn(), self._vmap_in_axes, self._vmap_out_axes,
-                          self._vmap_axis_size).fn.__redraft_transformable__()
+                          self._vmap_axis_size).__redraft_transformable__()
 
     def __get__(self, obj, objtype=None):
         if obj is None:

@@ -27,29 +27,42 @@ def function_names(fn: ir.Function) -> set[str]:
     a global array's `const_1`, a captured key's `k`), which a new name must not shadow."""
     names = set(fn.params) | ir.block_reads(fn.body)
     for s in ir.walk_stmts(fn.body):
-        names |= ir.stmt_writes(s)
+        if isinstance(s, ir.Assign):
+            names.update(s.targets)
+        elif isinstance(s, ir.For):
+            names.add(s.target)
         for expr in (getattr(s, "expr", None), getattr(s, "value", None),
                      getattr(s, "cond", None), getattr(s, "iter", None)):
-            names |= _bound_names(expr)
+            _add_bound_names(expr, names)
     return names
 
 
 def _bound_names(expr) -> set[str]:
     """The first names of the paths of the objects (Refs) an expression spells."""
-    if isinstance(expr, ir.Ref):
-        return {expr.path.split(".")[0]} if expr.path.split(".")[0].isidentifier() else set()
-    if isinstance(expr, ir.Call):
-        parts = [expr.fn, *expr.args, *(a for _, a in expr.kwargs), expr.star_args]
-    elif isinstance(expr, (ir.Tuple, ir.List)):
-        parts = list(expr.items)
-    elif isinstance(expr, ir.Attr):
-        parts = [expr.obj]
-    else:
-        return set()
     out: set[str] = set()
-    for part in parts:
-        out |= _bound_names(part)
+    _add_bound_names(expr, out)
     return out
+
+
+def _add_bound_names(expr, out: set[str]) -> None:
+    """`_bound_names(expr)` added to `out` (no set made for each atom)."""
+    if isinstance(expr, ir.Ref):
+        head = expr.path.split(".")[0]
+        if head.isidentifier():
+            out.add(head)
+        return
+    if isinstance(expr, ir.Call):
+        _add_bound_names(expr.fn, out)
+        for a in expr.args:
+            _add_bound_names(a, out)
+        for _, a in expr.kwargs:
+            _add_bound_names(a, out)
+        _add_bound_names(expr.star_args, out)
+    elif isinstance(expr, (ir.Tuple, ir.List)):
+        for a in expr.items:
+            _add_bound_names(a, out)
+    elif isinstance(expr, ir.Attr):
+        _add_bound_names(expr.obj, out)
 
 
 class Names:

@@ -473,6 +473,7 @@ def compact_versions(fn: ir.Function) -> ir.Function:
     for n in names:
         families.setdefault(_VERSION.match(n).group(1), []).append(n)
     taken = _globals(fn) | {fn.name}
+    prefixed = _prefixed_by(everything, families)
     mapping: dict[str, str] = {}
     for base, members in families.items():
         slots = [base] + [f"{base}_{k}" for k in range(1, len(members))]
@@ -480,8 +481,8 @@ def compact_versions(fn: ir.Function) -> ir.Function:
             continue
         if any(s in everything and s not in members for s in slots):
             continue  # `skip_4` is the slot of family `skip_4` and a member of `skip`
-        if any(n.startswith(base + "_") and n not in members for n in everything):
-            continue
+        if not prefixed.get(base, set()) <= set(members):
+            continue  # another name starts with `base_`
         mapping.update({m: s for m, s in zip(members, slots) if m != s})
     if not mapping:
         return fn
@@ -494,18 +495,53 @@ def compact_versions(fn: ir.Function) -> ir.Function:
                        fn.doc, fn.meta)
 
 
+def _prefixed_by(names: set[str], bases) -> dict[str, set[str]]:
+    """{base: the names that start with `base_`}, for the bases given: each name is cut at
+    its underscores (a name has a few), rather than each base tried on every name."""
+    bases = set(bases)
+    out: dict[str, set[str]] = {}
+    for n in names:
+        for i, c in enumerate(n):
+            if c == "_" and n[:i] in bases:
+                out.setdefault(n[:i], set()).add(n)
+    return out
+
+
 def _globals(fn: ir.Function) -> set[str]:
     """The names the generated module binds for the Refs `fn` calls (a local must not hide
     them)."""
     out: set[str] = set()
-
-    def visit(a):
-        if isinstance(a, ir.Ref):
-            binding = a.root_binding()
-            if binding is not None:
-                out.add(binding[0])
-        return a
-
-    for s in fn.body:
-        ir.map_stmt(s, visit)
+    for s in ir.walk_stmts(fn.body):
+        for a in _stmt_atoms(s):
+            if isinstance(a, ir.Ref):
+                binding = a.root_binding()
+                if binding is not None:
+                    out.add(binding[0])
     return out
+
+
+def _stmt_atoms(s: ir.Stmt) -> list:
+    """The atoms of `s` itself (not of its nested blocks) that ir.map_stmt hands its `atom`
+    function, found without building the copy map_stmt makes."""
+    if isinstance(s, (ir.Assign, ir.ExprStmt)):
+        return _expr_atoms(s.expr)
+    if isinstance(s, ir.Return):
+        return [s.value]
+    if isinstance(s, (ir.If, ir.While)):
+        return [s.cond]
+    if isinstance(s, ir.For):
+        return [s.iter]
+    return []
+
+
+def _expr_atoms(e: ir.Expr) -> list:
+    if isinstance(e, ir.Call):
+        out = _expr_atoms(e.fn) + list(e.args) + [v for _, v in e.kwargs]
+        if e.star_args is not None:
+            out.append(e.star_args)
+        return out
+    if isinstance(e, (ir.Tuple, ir.List)):
+        return list(e.items)
+    if isinstance(e, ir.Attr):
+        return [e.obj]
+    return [e]

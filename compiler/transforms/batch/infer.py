@@ -84,6 +84,7 @@ class Inference:
         self.defined: set[str] = set()
         self.changed = False
         self._query: RuleQuery | None = None
+        self._writes: dict[int, set[str]] = {}  # id of a statement of fn -> what it writes
 
     def run(self) -> Inferred:
         for _ in range(_MAX_ROUNDS):
@@ -111,7 +112,22 @@ class Inference:
     def block(self, body: list[ir.Stmt]) -> None:
         for s in body:
             self.stmt(s)
-            self.defined |= ir.stmt_writes(s)
+            self.defined |= self.writes(s)
+
+    def writes(self, s: ir.Stmt) -> set[str]:
+        """ir.stmt_writes(s), found once per statement for all rounds (a nested block's
+        names were gathered again for every statement around it, in every round)."""
+        found = self._writes.get(id(s))
+        if found is None:
+            if isinstance(s, ir.Assign):
+                found = set(s.targets)
+            else:
+                found = {s.target} if isinstance(s, ir.For) else set()
+                for block in ir.child_blocks(s):
+                    for inner in block:
+                        found |= self.writes(inner)
+            self._writes[id(s)] = found
+        return found
 
     def stmt(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.Assign):
@@ -364,6 +380,9 @@ def _callee_signature(core: ir.Function, fn) -> inspect.Signature:
 
 # a result being found -> its provisional type, while its analysis runs (a recursive call)
 _IN_PROGRESS: dict = {}
+# the results in progress whose provisional type a (recursive) call has read
+_PROVISIONAL_READ: set = set()
+_READS = [0]  # provisional types read so far, by any analysis
 
 
 def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
@@ -376,22 +395,44 @@ def callee_result_type(fn, core: ir.Function, types: tuple) -> bt.BType:
     kind = ("batch result", code_state(fn), types)
     running = (identity(fn),) + kind
     if running in _IN_PROGRESS:
+        _PROVISIONAL_READ.add(running)
+        _READS[0] += 1
         return _IN_PROGRESS[running]
-    return TRANSFORM_CACHE.get(fn, kind, lambda: _settled_result(core, types, running))
+    return TRANSFORM_CACHE.get(fn, kind, lambda: _settled_result(fn, core, types, running))
 
 
-def _settled_result(core: ir.Function, types: tuple, running: tuple) -> bt.BType:
+def settled_inference(fn, core: ir.Function, types: tuple) -> Inferred | None:
+    """The analysis of `core` (fn's) for `types` that finding its result type made, where
+    that one read no provisional result (so it is the one vmap_function would make);
+    None where there is none."""
+    found = TRANSFORM_CACHE.get(fn, ("batch inference", code_state(fn), types), lambda: None)
+    return found[1] if found is not None and found[0] is core else None
+
+
+def _settled_result(fn, core: ir.Function, types: tuple, running: tuple) -> bt.BType:
+    """The analysis of `core` repeated from a provisional result until it agrees with
+    itself; once, where no call read the provisional result (no recursion reached it, so
+    another round would find the same: every callee of a first call's gradients was
+    analysed twice). An analysis that read no provisional result at all is kept for
+    vmap_function (settled_inference)."""
     _IN_PROGRESS[running] = bt.U
     try:
         for _ in range(8):
             guess = _IN_PROGRESS[running]
+            _PROVISIONAL_READ.discard(running)
+            reads = _READS[0]
             try:
-                found = result_type(core, types)
+                inferred = infer(core, types)
             except NeedsExampleLoop:
                 return bt.TREE
-            if found == guess:
+            found = inferred.result
+            if found == guess or running not in _PROVISIONAL_READ:
                 break
             _IN_PROGRESS[running] = bt.join(guess, found)
+        if reads == _READS[0]:
+            TRANSFORM_CACHE.get(fn, ("batch inference", code_state(fn), types),
+                                lambda: (core, inferred))
         return found
     finally:
         del _IN_PROGRESS[running]
+        _PROVISIONAL_READ.discard(running)

@@ -27,7 +27,7 @@ from redraft.compiler.frontend.ssa import to_ssa
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.batch.batch_types import needs_conversion
 from redraft.compiler.transforms.batch.batching import RuleContext
-from redraft.compiler.transforms.batch.infer import (NeedsExampleLoop, attr_type,
+from redraft.compiler.transforms.batch.infer import (Inferred, NeedsExampleLoop, attr_type,
                                                      carried_names, infer, merged_names,
                                                      unpack_types)
 from redraft.compiler.transforms.common import Names, TransformError, where
@@ -36,10 +36,12 @@ from redraft.compiler.transforms.tidy import tidy
 from redraft.compiler.transforms.batch.vmap_ranks import RankSources
 
 
-def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None) -> ir.Function:
+def vmap_function(fn: ir.Function, in_types: tuple, name: str | None = None,
+                  inferred: Inferred | None = None) -> ir.Function:
     """The batched version of `fn` for parameters of batch types `in_types`; it takes one
-    more parameter, `axis_size`, the number of examples."""
-    batching = Batching(fn, tuple(in_types))
+    more parameter, `axis_size`, the number of examples. `inferred`: infer(fn, in_types),
+    where the caller has it."""
+    batching = Batching(fn, tuple(in_types), inferred)
     out = batching.run(name or f"{fn.name}_batched")
     out = tidy(to_ssa(out, coalesce=False))
     out.meta = ir.FunctionMeta(out.meta.source_fn, "vmap", tuple(in_types), batching.result)
@@ -50,8 +52,8 @@ class Batching(RuleContext):
     """One function's rewriting, reading the batch types infer.py found for its names (the
     context batching rules see as `b.ctx`)."""
 
-    def __init__(self, fn: ir.Function, in_types: tuple):
-        inferred = infer(fn, in_types)
+    def __init__(self, fn: ir.Function, in_types: tuple, inferred: Inferred | None = None):
+        inferred = inferred if inferred is not None else infer(fn, in_types)
         self.fn = fn
         self.in_types = in_types
         self.names = Names(self.fn)

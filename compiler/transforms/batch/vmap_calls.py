@@ -14,6 +14,7 @@ from redraft.compiler.transforms.batch.infer import (  # noqa: F401 (callee_resu
     call_kind,
     callee_call,
     callee_result_type,
+    settled_inference,
 )
 from redraft.compiler.transforms.common import GETITEM
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
@@ -47,7 +48,8 @@ def _vmap_of_callee(fn, in_types: tuple) -> tuple[ir.Function, ir.Function]:
     from redraft.compiler.transforms.batch.vmap import vmap_function
     core = batch_core_of(fn)
     try:
-        return core, vmap_function(core, in_types)
+        return core, vmap_function(core, in_types,
+                                   inferred=settled_inference(fn, core, tuple(in_types)))
     except NeedsExampleLoop:
         return core, example_loop_function(fn, core, in_types)
 

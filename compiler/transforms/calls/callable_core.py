@@ -4,13 +4,15 @@ operation transformed directly. It is the entry point every transform and stagin
 read a function; it sits above the frontend and the transforms' shared helpers."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import threading
 import types
 
 from redraft.compiler.core import ir
 from redraft.compiler.core.core_function import carried_core
-from redraft.compiler.transforms.cache import TRANSFORM_CACHE
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state, identity
 from redraft.compiler.transforms.common import TransformError
 from redraft.compiler.primitives.registry import rules_for
 
@@ -37,7 +39,35 @@ def core_of(fn) -> ir.Function:
         return _call_wrapper(fn)
     if isinstance(fn, types.FunctionType) and _in_library(fn):
         return TRANSFORM_CACHE.get(fn, "library core", lambda: _read_core(fn))
-    return _read_core(fn)
+    reads = getattr(_SESSION, "reads", None)
+    if reads is None:
+        return _read_core(fn)
+    key = (identity(fn), code_state(fn), identity(getattr(fn, "__defaults__", None)),
+           identity(getattr(fn, "__kwdefaults__", None)))
+    if key not in reads:
+        reads[key] = _read_core(fn)
+    return reads[key]
+
+
+_SESSION = threading.local()
+
+
+@contextlib.contextmanager
+def reading_once():
+    """Within it (one staging, on this thread), a user's function is read once: each
+    transform around it asked for its Core again (per-example gradients read the loss
+    four times). The key holds what the Core is read from besides its globals (its code,
+    closure contents and defaults); staging runs none of the user's code that could
+    rebind a global between two reads, as tracing reads each function once. Nested
+    sessions share the outermost one's reads."""
+    if getattr(_SESSION, "reads", None) is not None:
+        yield
+        return
+    _SESSION.reads = {}
+    try:
+        yield
+    finally:
+        _SESSION.reads = None
 
 
 def _read_core(fn) -> ir.Function:
