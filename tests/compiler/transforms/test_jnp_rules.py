@@ -116,6 +116,9 @@ def norm_axis(x): return jnp.linalg.norm(x, axis=1)
 def einsum(x, y): return jnp.einsum("ij,jk->ik", x, y)
 def einsum_summed(x, y): return jnp.einsum("ijk,j->k", x, y)
 def einsum_unary(x): return jnp.einsum("ij->j", x)
+def einsum_keywords(x, y):  # JAX's keywords bind; redraft's products are at full precision
+    return jnp.einsum("ij,jk,k->i", x, y, y[0], precision="highest", optimize="optimal",
+                      preferred_element_type=jnp.float32)
 def tensordot(x, y): return jnp.tensordot(x, y, axes=1)
 def tensordot_pairs(x, y): return jnp.tensordot(x, y, axes=([0, 2], [1, 0]))
 def outer(x, y): return jnp.outer(x, y)
@@ -131,6 +134,7 @@ PRODUCTS = [
     (einsum, lambda: [normal(2, 3), normal(3, 4)]),
     (einsum_summed, lambda: [normal(2, 3, 2), normal(3)]),
     (einsum_unary, lambda: [normal(2, 3)]),
+    (einsum_keywords, lambda: [normal(2, 3), normal(3, 3)]),
     (tensordot, lambda: [normal(2, 3), normal(3, 4)]),
     (tensordot_pairs, lambda: [normal(2, 3, 4), normal(4, 2, 3)]),
     (outer, lambda: [normal(3), normal(4)]),

@@ -265,9 +265,11 @@ defvjp(jnp.outer,
        lambda g, ans, a, b: jnp.reshape(jnp.dot(jnp.ravel(a), g), jnp.shape(b)))
 
 
-def _einsum_operands(subscripts, x, y=None):
+def _einsum_operands(subscripts, x, y=None, *, out=None, optimize="auto", precision=None,
+                     preferred_element_type=None):
     """Template: redraft's einsum rules cover one or two operands (jnp.einsum takes
-    *operands, which a rule cannot name)."""
+    *operands, which a rule cannot name); its keywords bind, and the rules need none of
+    them (redraft's products are always at full precision)."""
 
 
 EINSUM = inspect.signature(_einsum_operands)
