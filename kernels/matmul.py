@@ -94,6 +94,7 @@ def default_config(dtype: np.dtype | str, vector_bits: int | None = None) -> Gem
 DOT_WIDTHS = (2, 4, 8, 10, 12, 16)   # the narrow kernels' variants by N (rounded up)
 DOT_ROWS = 2         # rows of A a dot kernel step reads (2 x 10 accumulators for N = 10)
 COLUMN_VECTORS = 2   # vectors of rows of C a column kernel step computes
+ROW_PANELS = 4       # NR-column panels of a row-major B that pack_b copies a row of at once
 
 
 def _i64(value: int) -> ir.Constant:
@@ -198,30 +199,76 @@ class _GemmEmitter:
                 whole = b.icmp_signed("<=", b.add(j0, _i64(cfg.nr)), n_total)
                 rows = b.and_(whole, b.icmp_signed("==", csb, _i64(1)))
                 columns = b.and_(whole, b.icmp_signed("==", rsb, _i64(1)))
+                args = [src, rsb, csb, dst, k0, kc, j0, out, n_total]
 
                 def ragged() -> None:
                     _if(b, b.icmp_signed("==", csb, _i64(1)),
-                        lambda: self._copy_b_rows_masked(b, src, rsb, dst, k0, kc, j0, out,
-                                                         n_total),
-                        lambda: self._copy_b_rows_scalar(b, src, rsb, csb, dst, k0, kc, j0,
-                                                         out, n_total), "bmask")
+                        lambda: self._outlined(b, "masked", args),
+                        lambda: self._outlined(b, "scalar", args), "bmask")
 
                 def strided() -> None:
-                    _if(b, columns,
-                        lambda: self._copy_b_columns(b, src, csb, dst, k0, kc, j0, out),
-                        ragged, "bcols")
+                    _if(b, columns, lambda: self._outlined(b, "columns", args), ragged,
+                        "bcols")
 
-                _if(b, rows,
-                    lambda: self._copy_b_rows_vector(b, src, rsb, dst, k0, kc, j0, out),
-                    strided, "bfull")
+                _if(b, rows, lambda: self._outlined(b, "rows", args), strided, "bfull")
 
-            counted_loop(b, jp0, jp1, 1, panel_body, "jp")
+            def group_body(jg: ir.Value) -> None:
+                jg1 = b.add(jg, _i64(ROW_PANELS))
+                whole = b.and_(b.icmp_signed("<=", jg1, jp1),
+                               b.icmp_signed("<=", b.mul(jg1, _i64(cfg.nr)), n_total))
+                _if(b, b.and_(whole, b.icmp_signed("==", csb, _i64(1))),
+                    lambda: self._outlined(b, "group", [src, rsb, csb, dst, k0, kc, jg, base,
+                                                        n_total]),
+                    lambda: counted_loop(b, jg, _min(b, jg1, jp1), 1, panel_body, "jp"),
+                    "bgroup")
+
+            counted_loop(b, jp0, jp1, ROW_PANELS, group_body, "jg")
 
         counted_loop(b, _i64(0), k_total, cfg.kc, slice_body, "k0")
         b.ret_void()
         return fn
 
-    def _copy_b_rows_vector(self, b, src, rsb, dst, k0, kc, j0, out) -> None:
+    def _outlined(self, b: ir.IRBuilder, variant: str, args: list[ir.Value]) -> None:
+        """Call pack_b's copy `variant` (the method `_copy_b_<variant>`; `args`: src, rsb,
+        csb, dst, k0, kc, j0, out, N) as a function of its own, made on first use and never
+        inlined, so that registers are allocated per copy loop: in one function the values
+        that the transposing copy keeps live made the code generator spill the masked
+        copy's pointers, and packing a 1024 x 10 B took 2.6 us more (3.6 instead of 1)."""
+        name = f"redraft_matmul_pack_b_{variant}_{self.cfg.suffix}"
+        fn = self.module.globals.get(name)
+        if fn is None:
+            types = [_PTR, _I64, _I64, _PTR, _I64, _I64, _I64, _I64, _I64]
+            fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), types), name=name)
+            fn.linkage = "internal"
+            fn.attributes.add("nounwind")
+            fn.attributes.add("noinline")
+            inner = ir.IRBuilder(fn.append_basic_block("entry"))
+            getattr(self, f"_copy_b_{variant}")(inner, *fn.args)
+            inner.ret_void()
+        b.call(fn, args)
+
+    def _copy_b_group(self, b, src, rsb, csb, dst, k0, kc, jg, base, n_total) -> None:
+        """ROW_PANELS whole panels from jg of a B stored by rows, a row of all of them per
+        k: each row of B is read in one run of ROW_PANELS * NR values, not NR at a time
+        with the rest left to later panels, which a row stride that is a multiple of 4 KiB
+        (B 1024 x 1024) evicted first from the few cache sets its rows share (2x slower)."""
+        cfg = self.cfg
+        j0 = b.mul(jg, _i64(cfg.nr))
+        panel = b.mul(kc, _i64(cfg.nr))
+        out = b.add(base, b.mul(j0, kc))
+
+        def row(k: ir.Value) -> None:
+            row_src = b.add(b.mul(b.add(k0, k), rsb), j0)
+            row_dst = b.add(out, b.mul(k, _i64(cfg.nr)))
+            for p in range(ROW_PANELS):
+                at = b.add(row_dst, b.mul(panel, _i64(p)))
+                for v in range(0, cfg.nr, cfg.vl):
+                    value = self.load_vec(b, src, b.add(row_src, _i64(p * cfg.nr + v)))
+                    self.store_vec(b, value, dst, b.add(at, _i64(v)))
+
+        counted_loop(b, _i64(0), kc, 1, row, "kg")
+
+    def _copy_b_rows(self, b, src, rsb, csb, dst, k0, kc, j0, out, n_total) -> None:
         cfg = self.cfg
 
         def row(k: ir.Value) -> None:
@@ -233,7 +280,7 @@ class _GemmEmitter:
 
         counted_loop(b, _i64(0), kc, 1, row, "kv")
 
-    def _copy_b_rows_masked(self, b, src, rsb, dst, k0, kc, j0, out, n_total) -> None:
+    def _copy_b_masked(self, b, src, rsb, csb, dst, k0, kc, j0, out, n_total) -> None:
         """The last, partial panel of a B stored by rows (a narrow B: N = 10 is all of it):
         per k, masked vector loads of the columns left and whole stores (zeros past N)."""
         cfg = self.cfg
@@ -259,34 +306,54 @@ class _GemmEmitter:
 
         counted_loop(b, _i64(0), kc, 1, row, "km")
 
-    def _copy_b_columns(self, b, src, csb, dst, k0, kc, j0, out) -> None:
-        """A whole panel of a B stored by columns (B.T row-major, the `x @ w.T` layout):
-        VL x VL blocks are loaded along k, transposed in registers and stored along j."""
+    def _copy_b_columns(self, b, src, rsb, csb, dst, k0, kc, j0, out, n_total) -> None:
+        """A whole panel of a B stored by columns (B.T row-major, the `x @ w.T` layout) in
+        VL x VL blocks: VL values along k from each of VL columns, transposed in registers
+        and stored VL values of j per k. A block reads VL columns, not the panel's NR: at a
+        stride that is a multiple of 4 KiB (B.T 1024 x 1024) the lines of all the columns
+        read at once share one L1 set, and NR of them (more than its ways) ran the packing
+        1.8x slower. The last block of k (all of K when K < VL: 128x10 @ 10x1024) is read
+        by masked loads and stored as far as K goes (scalar moves took 5.6 us, this 3.0).
+        One transpose in the code (each costs milliseconds of code generation)."""
         cfg = self.cfg
         vl = cfg.vl
-        kv = b.mul(b.sdiv(kc, _i64(vl)), _i64(vl))
+        i32 = ir.IntType(32)
+        ivec = ir.VectorType(i32, vl)
+        lanes = ir.Constant(ivec, list(range(vl)))
+        pad = ir.Constant(self.vec, ir.Undefined)
+        load = _declare(self.module, f"llvm.masked.load.v{vl}{cfg.suffix}.p0",
+                        ir.FunctionType(self.vec, [_PTR, i32, ir.VectorType(_I1, vl), self.vec]))
+        k_end = b.mul(b.sdiv(b.add(kc, _i64(vl - 1)), _i64(vl)), _i64(vl))
 
-        def block(kk: ir.Value) -> None:
-            for g in range(cfg.nr // vl):
-                rows = [self.load_vec(b, src, b.add(b.mul(b.add(j0, _i64(g * vl + t)), csb),
-                                                    b.add(k0, kk)))
+        def columns(g: ir.Value) -> None:
+            def block(kk: ir.Value) -> None:
+                left = _min(b, b.sub(kc, kk), _i64(vl))
+                mask = b.icmp_signed("<", lanes, self._splat_i32(b, b.trunc(left, i32), ivec))
+                first = b.add(b.mul(b.add(j0, g), csb), b.add(k0, kk))
+                rows = [b.call(load, [self.at(b, src, b.add(first, b.mul(_i64(t), csb))),
+                                      ir.Constant(i32, self.align), mask, pad])
                         for t in range(vl)]
-                for t, column in enumerate(self._transpose(b, rows)):
-                    at = b.add(out, b.add(b.mul(b.add(kk, _i64(t)), _i64(cfg.nr)),
-                                          _i64(g * vl)))
-                    self.store_vec(b, column, dst, at)
+                transposed = self._transpose(b, rows)
+                base = b.add(out, b.add(b.mul(kk, _i64(cfg.nr)), g))
 
-        counted_loop(b, _i64(0), kv, vl, block, "kt")
+                def store(t: int) -> None:
+                    self.store_vec(b, transposed[t], dst, b.add(base, _i64(t * cfg.nr)))
 
-        def tail(kk: ir.Value) -> None:
-            def col(j: ir.Value) -> None:
-                value = b.load(self.at(b, src, b.add(b.mul(b.add(j0, j), csb), b.add(k0, kk))),
-                               typ=self.elem)
-                b.store(value, self.at(b, dst, b.add(out, b.add(b.mul(kk, _i64(cfg.nr)), j))))
+                def whole() -> None:
+                    for t in range(1, vl):
+                        store(t)
 
-            counted_loop(b, _i64(0), _i64(cfg.nr), 1, col, "jt")
+                def part() -> None:
+                    for t in range(1, vl):
+                        with b.if_then(b.icmp_signed("<", _i64(t), left)):
+                            store(t)
 
-        counted_loop(b, kv, kc, 1, tail, "ktail")
+                store(0)  # (kk < kc: the block has at least one value of k)
+                _if(b, b.icmp_signed("==", left, _i64(vl)), whole, part, "kpart")
+
+            counted_loop(b, _i64(0), k_end, vl, block, "kt")
+
+        counted_loop(b, _i64(0), _i64(cfg.nr), vl, columns, "jt")
 
     def _transpose(self, b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
         """The VL x VL transpose of `rows` (VL vectors): one two-input shuffle per row and
@@ -308,7 +375,7 @@ class _GemmEmitter:
             h //= 2
         return rows
 
-    def _copy_b_rows_scalar(self, b, src, rsb, csb, dst, k0, kc, j0, out, n_total) -> None:
+    def _copy_b_scalar(self, b, src, rsb, csb, dst, k0, kc, j0, out, n_total) -> None:
         cfg = self.cfg
         zero = ir.Constant(self.elem, 0.0)
 

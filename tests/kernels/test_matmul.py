@@ -184,3 +184,49 @@ def test_edge_tiles_every_layout(m: int, k: int, n: int, layout: str, dtype: typ
         matmul(a, b, out=out, threads=threads)
         assert_product(out, a, b)
         assert np.all(wide[:, n:] == 7.0)
+
+
+def packed_by_hand(b: np.ndarray, cfg: GemmConfig) -> np.ndarray:
+    """pack_b's layout written in NumPy: per KC slice of K, its NR-column panels in turn,
+    each k-major (NR values per k), columns past N zero."""
+    k, n = b.shape
+    panels = -(-n // cfg.nr)
+    wide = np.zeros((k, panels * cfg.nr), b.dtype)
+    wide[:, :n] = b
+    return np.concatenate([wide[k0:k0 + cfg.kc, p * cfg.nr:(p + 1) * cfg.nr].ravel()
+                           for k0 in range(0, k, cfg.kc) for p in range(panels)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["rows", "columns", "strided"])
+@pytest.mark.parametrize("k,n", [(10, 1024), (1, 64), (17, 200), (300, 1000), (256, 129),
+                                 (1024, 256)])
+def test_pack_b_layout_every_copy_path(k: int, n: int, layout: str, dtype: type) -> None:
+    """pack_b against its layout written by hand, for B by rows (copied several panels a row
+    at a time, the last, partial panel by masked loads), by columns (transposed in VL x VL
+    blocks, K's last block by masked loads: K < VL, K not a multiple of VL, several KC
+    slices, a power-of-two stride) and with neither stride 1 (scalar moves); then panel
+    ranges that start and end inside a group of panels, as threads split them, each written
+    where the whole packing puts it and nothing else."""
+    kernel = matmul_kernel(np.dtype(dtype).name)
+    cfg = kernel.cfg
+    b = np.random.default_rng(7).standard_normal((k, n)).astype(dtype)
+    if layout == "columns":
+        b = np.asfortranarray(b)
+    elif layout == "strided":
+        b = np.repeat(np.repeat(b, 2, axis=0), 2, axis=1)[::2, ::2]
+    strides = (b.strides[0] // b.itemsize, b.strides[1] // b.itemsize)
+    panels = -(-n // cfg.nr)
+    whole = np.full(cfg.packed_b_size(k, n), np.nan, dtype)
+    kernel.pack_b(b.ctypes.data, *strides, whole.ctypes.data, k, n, 0, panels)
+    assert np.array_equal(whole, packed_by_hand(b, cfg))
+    for lo, hi in [(1, min(panels, 6)), (min(3, panels - 1), panels), (0, 1)]:
+        part = np.full_like(whole, np.nan)
+        kernel.pack_b(b.ctypes.data, *strides, part.ctypes.data, k, n, lo, hi)
+        inside = np.zeros(whole.size, bool)
+        for k0 in range(0, k, cfg.kc):
+            kc = min(cfg.kc, k - k0)
+            start = k0 * panels * cfg.nr
+            inside[start + lo * cfg.nr * kc:start + hi * cfg.nr * kc] = True
+        assert np.array_equal(part[inside], whole[inside])
+        assert np.all(np.isnan(part[~inside]))

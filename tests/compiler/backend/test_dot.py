@@ -91,6 +91,18 @@ def test_short_wide_products_in_every_layout(layout, m, k, n):
     np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4, atol=1e-4 * k ** 0.5)
 
 
+@pytest.mark.parametrize("m,k,n", [(128, 10, 1024), (128, 1024, 1024), (30, 23, 300),
+                                   (20, 1, 64)])
+def test_products_with_a_transposed_weight(m, k, n):
+    """`g @ w.T` (the backward pass of a dense layer): B packed from its columns, K below
+    one vector (all of it read by masked loads), K not a multiple of a vector, and a
+    1024 x 1024 weight (a 4 KiB stride, split by columns over threads); its products on
+    both sides of the threading threshold, against NumPy in float64."""
+    g, w = sample((m, k), np.float32, seed=21), sample((n, k), np.float32, seed=22)
+    got = np.asarray(redraft.jit(lambda x, y: x @ y.T)(g, w))
+    np.testing.assert_allclose(got, _reference(g, w, "NT"), rtol=1e-4, atol=1e-4 * k ** 0.5)
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 @pytest.mark.parametrize("m,k,n", [(128, 1024, 10), (1024, 128, 10), (130, 77, 3),
                                    (45, 3000, 16), (33, 400, 2)])
