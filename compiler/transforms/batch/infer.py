@@ -278,12 +278,18 @@ def attr_type(e: ir.Attr, t: bt.BType, origin) -> bt.BType:
 
 
 def call_kind(type_of, call: ir.Call, origin) -> tuple[str, object]:
-    """How a call is batched, with its batching entry: "unbatched" (no batched argument),
-    "method" (a method of an unbatched value), "rule", "loop", or "user" (the batched
-    version of a function whose source redraft reads); raises where it cannot be."""
+    """How a call is batched, with its batching entry: "unbatched" (no batched argument,
+    nor a batched value called), "method" (a method of Python's on an unbatched value),
+    "value" (a call through a function value or a method, batched when it runs), "rule",
+    "loop", or "user" (the batched version of a function whose source redraft reads);
+    raises where it cannot be."""
     atoms = list(call.args) + [v for _, v in call.kwargs]
     if call.star_args is not None:
         atoms.append(call.star_args)
+    if isinstance(call.fn, ir.Var):  # a model per example: `m(x)` with m batched
+        atoms.append(call.fn)
+    elif isinstance(call.fn, ir.Attr) and isinstance(call.fn.obj, ir.Var):
+        atoms.append(call.fn.obj)
     if not any(bt.is_batched(type_of(a)) for a in atoms):
         return "unbatched", None
     fn = call.fn

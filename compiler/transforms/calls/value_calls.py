@@ -85,14 +85,14 @@ def bwd_of(fn, mask: tuple[bool, ...]):
 
 def method_jvp_of(obj, name: str, mask: tuple[bool, ...]):
     """The forward mode of `obj.name(...)` as a function of (obj, *args): as `jvp_of`."""
-    if _builtin_method(obj, name):
+    if _builtin_method(obj, name) and _container_method(obj, name) is None:
         return _no_derivative_jvp(name, mask)
     return callees.jvp_of(method_form(obj, name, len(mask) - 1), tuple(mask))
 
 
 def method_bwd_of(obj, name: str, mask: tuple[bool, ...]):
     """The reverse mode of `obj.name(...)` as a function of (obj, *args): as `bwd_of`."""
-    if _builtin_method(obj, name):
+    if _builtin_method(obj, name) and _container_method(obj, name) is None:
         return _no_derivative_bwd(name, mask)
     return callees.vjp_of(method_form(obj, name, len(mask) - 1), tuple(mask), "bwd",
                           single=False)
@@ -105,6 +105,9 @@ def method_form(obj, name: str, nargs: int):
     `f` is a call through a function value again."""
     if isinstance(obj, Array):
         return _array_method(name)
+    container = _container_method(obj, name)
+    if container is not None:
+        return container
     found = inspect.getattr_static(type(obj), name, None)
     if isinstance(found, types.FunctionType) and name not in getattr(obj, "__dict__", {}):
         return found
@@ -133,6 +136,18 @@ def _attribute_core(name: str, nargs: int) -> ir.Function:
             ir.Assign(("out",), ir.Call(ir.Var("f"), tuple(ir.Var(p) for p in params[1:]))),
             ir.Return(ir.Var("out"))]
     return ir.Function(f"call_{name}", params, body, (), "<redraft call of a method>", 1)
+
+
+def dict_get(d, key, default=None):
+    """`d.get(key, default)` in Python the transforms read: the item is differentiated."""
+    if key in d:
+        return d[key]
+    return default
+
+
+def _container_method(obj, name: str):
+    """The function a container's method runs, where it passes values on (`d.get`)."""
+    return dict_get if isinstance(obj, dict) and name == "get" else None
 
 
 def _builtin_method(obj, name: str) -> bool:
@@ -180,11 +195,14 @@ def _every_leaf_batched_core(form, types: tuple) -> ir.Function:
     from redraft.compiler.transforms.batch.infer import batch_core_of, callee_result_type
     from redraft.compiler.transforms.common import GETITEM
     from redraft.compiler.transforms.runtime import vm
-    batched = callees.vmap_of(form, types)
-    result = callee_result_type(form, batch_core_of(form), types)
+    defaults = _defaults_after(form, len(types))  # parameters the call leaves to them
+    all_types = types + (bt.U,) * len(defaults)
+    batched = callees.vmap_of(form, all_types)
+    result = callee_result_type(form, batch_core_of(form), all_types)
     params = tuple(f"a{k}" for k in range(len(types))) + ("axis_size",)
-    body: list[ir.Stmt] = [ir.Assign(("out",), ir.Call(ir.Ref(batched, "batched"), tuple(
-        ir.Var(p) for p in params)))]
+    args = tuple(ir.Var(p) for p in params[:-1]) + tuple(ir.Const(d) for d in defaults)
+    body: list[ir.Stmt] = [ir.Assign(("out",), ir.Call(ir.Ref(batched, "batched"), args + (
+        ir.Var("axis_size"),)))]
     broadcast = ir.Ref(vm.broadcast, "vm.broadcast", vm)
     count = iter(range(1 << 30))
 
@@ -209,6 +227,20 @@ def _every_leaf_batched_core(form, types: tuple) -> ir.Function:
     body.append(ir.Return(leaves_batched(ir.Var("out"), result)))
     return ir.Function(f"{getattr(form, '__name__', 'call')}_batched", params, body, (),
                        "<redraft batched call of a function value>", 1)
+
+
+def _defaults_after(form, given: int) -> tuple:
+    """The default values of `form`'s positional parameters after the first `given`."""
+    try:
+        params = list(inspect.signature(form).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    rest = positional[given:]
+    if any(p.default is inspect.Parameter.empty for p in rest):
+        raise TransformError(f"vmap: a call of {getattr(form, '__name__', form)} gives "
+                             f"{given} arguments and leaves a parameter without a default")
+    return tuple(p.default for p in rest)
 
 
 def called_form(fn, nargs: int):

@@ -191,3 +191,31 @@ def test_vmap_of_a_model_call_nested_and_jitted_against_a_loop():
     close(jit(redraft.vmap(lambda x: m(x)))(xs[0]), expected[0])
     close(redraft.jacfwd(lambda x: object_loss(m, x))(xs[0, 0]),
           grad(object_loss, argnums=1)(m, xs[0, 0]))
+
+
+def dict_loss(p, x):
+    w = p.get("w")
+    b = p.get("b", 0.0)
+    return jnp.sum((x * w + b) ** 2) * p.get("scale", 2.0)
+
+
+def test_dict_get_passes_gradients_as_indexing_does():
+    p = {"w": jnp.asarray([1.0, 2.0]), "b": jnp.asarray(0.5)}
+    x = jnp.asarray([1.0, -1.0])
+    residual = x * p["w"] + p["b"]
+    expected = {"w": 2 * 2.0 * residual * x, "b": 2 * 2.0 * jnp.sum(residual)}
+    for transform in (lambda f: f, jit):
+        g = transform(grad(dict_loss))(p, x)
+        close(g["w"], expected["w"])
+        close(g["b"], expected["b"])
+    xs = jnp.stack([x, 2 * x])
+    per_example = redraft.vmap(grad(dict_loss), in_axes=(None, 0))(p, xs)
+    close(per_example["w"][1], grad(dict_loss)(p, xs[1])["w"])
+
+
+def test_a_model_per_example_called_with_shared_arguments():
+    models = Dense(jnp.stack([jnp.asarray(W1), 2 * jnp.asarray(W1)]),
+                   jnp.stack([jnp.asarray(B1), jnp.asarray(B1)]))
+    x = jnp.asarray(X[0])
+    out = redraft.vmap(lambda m: jnp.sum(m(x)))(models)
+    close(out, [jnp.sum(Dense(models.w[k], models.b[k])(x)) for k in range(2)])
