@@ -75,19 +75,27 @@ def _reference(a, b, layout):
     return (a64.T if layout[0] == "T" else a64) @ (b64.T if layout[1] == "T" else b64)
 
 
+def _operands(layout: str, m: int, k: int, n: int, seeds: tuple[int, int]):
+    """float32 A and B stored as `layout` says ("NT": B transposed) for an m x k x n product."""
+    a_shape = (k, m) if layout[0] == "T" else (m, k)
+    b_shape = (n, k) if layout[1] == "T" else (k, n)
+    return sample(a_shape, np.float32, seed=seeds[0]), sample(b_shape, np.float32, seed=seeds[1])
+
+
+def _product(layout: str):
+    """The product of operands stored as `layout` says, read through their transposes."""
+    def f(x, y):
+        return (x.T if layout[0] == "T" else x) @ (y.T if layout[1] == "T" else y)
+    return f
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 @pytest.mark.parametrize("m,k,n", [(128, 784, 1024), (37, 301, 517), (12, 1000, 520)])
 def test_short_wide_products_in_every_layout(layout, m, k, n):
     """Short A, wide B (a training batch times a weight matrix): all four layouts, sizes
     that leave partial panels, tiles and k blocks, against NumPy in float64."""
-    a_shape = (k, m) if layout[0] == "T" else (m, k)
-    b_shape = (n, k) if layout[1] == "T" else (k, n)
-    a, b = sample(a_shape, np.float32, seed=3), sample(b_shape, np.float32, seed=4)
-
-    def f(x, y):
-        return (x.T if layout[0] == "T" else x) @ (y.T if layout[1] == "T" else y)
-
-    got = np.asarray(redraft.jit(f)(a, b))
+    a, b = _operands(layout, m, k, n, seeds=(3, 4))
+    got = np.asarray(redraft.jit(_product(layout))(a, b))
     np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4, atol=1e-4 * k ** 0.5)
 
 
@@ -115,14 +123,8 @@ def test_narrow_products_in_every_layout(layout, m, k, n, monkeypatch):
     real = dot._kernel_product
     monkeypatch.setattr(dot, "_kernel_product",
                         lambda *args, **kw: used.append(args[6]) or real(*args, **kw))
-    a_shape = (k, m) if layout[0] == "T" else (m, k)
-    b_shape = (n, k) if layout[1] == "T" else (k, n)
-    a, b = sample(a_shape, np.float32, seed=5), sample(b_shape, np.float32, seed=6)
-
-    def f(x, y):
-        return (x.T if layout[0] == "T" else x) @ (y.T if layout[1] == "T" else y)
-
-    got = np.asarray(redraft.jit(f)(a, b))
+    a, b = _operands(layout, m, k, n, seeds=(5, 6))
+    got = np.asarray(redraft.jit(_product(layout))(a, b))
     assert used == [(m, n, k)]
     np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4, atol=1e-4 * k ** 0.5)
 
