@@ -1,6 +1,7 @@
 """Matrix product C = A @ B (float32, float64) in LLVM IR: packed panels, register blocking.
 
-The structure is Goto's/BLIS's. B is packed once into KC x NR micro-panels
+The structure is Goto's/BLIS's. B is packed once into KC x NR micro-panels (K cut into
+slices of about KC: `slice_length`)
 (`redraft_matmul_pack_b_<f32|f64>`, callable on column-panel ranges so threads can share the
 work). Each thread then computes a range of rows of C (`redraft_matmul_rows_<f32|f64>`,
 signatures in the `emit_*` docstrings below): per KC slice of K and MC block of rows it packs A
@@ -71,9 +72,15 @@ class GemmConfig:
         return self.vl if n <= self.vl else -(-n // self.nr) * self.nr
 
     @property
+    def kc_max(self) -> int:
+        """The longest K slice: KC and a quarter, so that K = 784 runs as three slices of
+        264 rather than three of 256 and one of 16 (each slice reads and writes C again)."""
+        return self.kc + self.kc // 4
+
+    @property
     def workspace_size(self) -> int:
         """Elements of the per-thread A-packing workspace that the row function takes."""
-        return self.mc * self.kc
+        return self.mc * self.kc_max
 
 
 def default_config(dtype: np.dtype | str, vector_bits: int | None = None) -> GemmConfig:
@@ -95,6 +102,7 @@ DOT_WIDTHS = (2, 4, 8, 10, 12, 16)   # the narrow kernels' variants by N (rounde
 DOT_ROWS = 2         # rows of A a dot kernel step reads (2 x 10 accumulators for N = 10)
 COLUMN_VECTORS = 2   # vectors of rows of C a column kernel step computes
 ROW_PANELS = 4       # NR-column panels of a row-major B that pack_b copies a row of at once
+EDGE_ROWS = (2, 3)   # a last row tile of at most 2/3 of MR rows runs a kernel of that many
 
 
 def _i64(value: int) -> ir.Constant:
@@ -178,8 +186,9 @@ class _GemmEmitter:
     def emit_pack_b(self) -> ir.Function:
         """pack_b(B, rsb, csb, Bp, K, N, jp0, jp1): NR-column panels [jp0, jp1) of B, all K.
 
-        Bp holds K slices of KC rows; slice p (rows k0..k0+kc) starts at k0 * Npad and its
-        panel jp at k0 * Npad + jp * NR * kc, stored k-major (NR contiguous values per k).
+        Bp holds K in slices of `slice_length` rows; slice p (rows k0..k0+kc) starts at
+        k0 * Npad and its panel jp at k0 * Npad + jp * NR * kc, stored k-major (NR contiguous
+        values per k).
         Columns past N are zero. Disjoint panel ranges may be packed concurrently.
         """
         cfg = self.cfg
@@ -189,8 +198,10 @@ class _GemmEmitter:
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         npad = b.mul(b.sdiv(b.add(n_total, _i64(cfg.nr - 1)), _i64(cfg.nr)), _i64(cfg.nr))
 
+        step = self._k_step(b, k_total)
+
         def slice_body(k0: ir.Value) -> None:
-            kc = _min(b, _i64(cfg.kc), b.sub(k_total, k0))
+            kc = _min(b, step, b.sub(k_total, k0))
             base = b.mul(k0, npad)
 
             def panel_body(jp: ir.Value) -> None:
@@ -224,9 +235,18 @@ class _GemmEmitter:
 
             counted_loop(b, jp0, jp1, ROW_PANELS, group_body, "jg")
 
-        counted_loop(b, _i64(0), k_total, cfg.kc, slice_body, "k0")
+        counted_loop(b, _i64(0), k_total, step, slice_body, "k0")
         b.ret_void()
         return fn
+
+    def _k_step(self, b: ir.IRBuilder, k_total: ir.Value) -> ir.Value:
+        """slice_length(cfg, K) in IR: pack_b and gemm_rows both cut K by it, so the packed
+        B has the slices the row function reads."""
+        longest = _i64(self.cfg.kc_max)
+        slices = b.sdiv(b.add(k_total, _i64(self.cfg.kc_max - 1)), longest)
+        slices = b.select(b.icmp_signed("<", slices, _i64(1)), _i64(1), slices)
+        step = b.sdiv(b.add(k_total, b.sub(slices, _i64(1))), slices)
+        return _min(b, b.mul(b.sdiv(b.add(step, _i64(7)), _i64(8)), _i64(8)), longest)
 
     def _outlined(self, b: ir.IRBuilder, variant: str, args: list[ir.Value]) -> None:
         """Call pack_b's copy `variant` (the method `_copy_b_<variant>`; `args`: src, rsb,
@@ -424,9 +444,15 @@ class _GemmEmitter:
 
             whole = b.icmp_signed("<=", b.add(ir0, _i64(cfg.mr)), mc)
             by_rows = b.and_(whole, b.icmp_signed("==", csa, _i64(1)))
-            start = b.select(by_rows, b.mul(b.sdiv(kc, _i64(cfg.vl)), _i64(cfg.vl)), _i64(0))
+            by_columns = b.and_(b.and_(whole, b.icmp_signed("==", rsa, _i64(1))),
+                                b.icmp_signed("!=", csa, _i64(1)))
+            start = b.select(by_rows, b.mul(b.sdiv(kc, _i64(cfg.vl)), _i64(cfg.vl)),
+                             b.select(by_columns, kc, _i64(0)))
             _if(b, by_rows, lambda: self._pack_a_rows(b, src, row_off, k0, dst, out, start),
                 None, "arows")
+            _if(b, by_columns,
+                lambda: self._pack_a_columns(b, src, row_off[0], k0, csa, dst, out, kc),
+                None, "acols")
             counted_loop(b, start, kc, 1, column, "ka")
 
         counted_loop(b, _i64(0), mc, cfg.mr, panel, "ir")
@@ -461,25 +487,71 @@ class _GemmEmitter:
 
         counted_loop(b, _i64(0), k_end, vl, block, "kav")
 
+    def _pack_a_columns(self, b, src, first_row, k0, csa, dst, out, kc) -> None:
+        """A whole MR-row panel of an A stored by columns (unit row stride: the `x.T @ g`
+        layout), k = 0..kc: the MR values of each k are adjacent in memory, so each k is one
+        masked load of MR lanes and one store (the scalar path spent a load, a select and a
+        store on every value)."""
+        cfg = self.cfg
+        vl, mr = cfg.vl, cfg.mr
+        i32 = ir.IntType(32)
+        pieces = [(lo, min(vl, mr - lo)) for lo in range(0, mr, vl)]
+        lanes = ir.VectorType(_I1, vl)
+        load = _declare(self.module, f"llvm.masked.load.v{vl}{cfg.suffix}.p0",
+                        ir.FunctionType(self.vec, [_PTR, i32, lanes, self.vec]))
+        pad = ir.Constant(self.vec, ir.Undefined)
+        align = ir.Constant(i32, self.align)
+
+        def column(k: ir.Value) -> None:
+            at = b.add(first_row, b.mul(b.add(k0, k), csa))
+            where = b.add(out, b.mul(k, _i64(mr)))
+            for lo, count in pieces:
+                mask = ir.Constant(lanes, [t < count for t in range(vl)])
+                value = b.call(load, [self.at(b, src, b.add(at, _i64(lo))), align, mask, pad])
+                if count < vl:
+                    part = ir.Constant(ir.VectorType(i32, count), list(range(count)))
+                    value = b.shuffle_vector(value, pad, part)
+                ptr = self.at(b, dst, b.add(where, _i64(lo)))
+                if not ptr.type.is_opaque:
+                    ptr = b.bitcast(ptr, value.type.as_pointer())
+                b.store(value, ptr, align=self.align)
+
+        counted_loop(b, _i64(0), kc, 1, column, "kac")
+
     # micro-kernel -------------------------------------------------------------------------
 
-    def emit_micro_kernel(self) -> ir.Function:
-        """ukernel(Ap, Bp, C, rsc, kc, mr, nr, first): C[:mr, :nr] (+)= Ap panel @ Bp panel."""
+    def emit_micro_kernel(self, rows: int | None = None) -> ir.Function:
+        """ukernel(Ap, Bp, C, rsc, kc, mr, nr, first): C[:mr, :nr] (+)= Ap panel @ Bp panel.
+
+        `rows` (below MR): a variant for the last row tile of a block, computing only its
+        first `rows` rows of the MR-row A panel (a 128-row product ends in a tile of 8, which
+        the MR kernel computes as 12); made out of line, it is called once per NR panel.
+        """
         cfg = self.cfg
+        rows = rows or cfg.mr
         args = [_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, _I1]
-        fn = self.new_function(f"redraft_matmul_ukernel_{cfg.suffix}", args, internal=True)
+        suffix = "" if rows == cfg.mr else f"{rows}"
+        fn = self.new_function(f"redraft_matmul_ukernel{suffix}_{cfg.suffix}", args,
+                               internal=True)
+        if rows != cfg.mr:
+            fn.attributes.discard("alwaysinline")
+            fn.attributes.add("noinline")
         ap, bp, c, rsc, kc, mr, nr, first = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        self._prefetch_tile(b, c, rsc)
-        acc = self._accumulate(b, ap, bp, kc)
-        full = b.and_(b.icmp_signed("==", mr, _i64(cfg.mr)),
+        self._prefetch_tile(b, c, rsc, rows)
+        acc = self._accumulate(b, ap, bp, kc, rows)
+        if rows != cfg.mr:  # (a last tile: its stores under masks cost little, once a panel)
+            self._store_edge(b, acc, c, rsc, mr, nr, first)
+            b.ret_void()
+            return fn
+        full = b.and_(b.icmp_signed("==", mr, _i64(rows)),
                       b.icmp_signed("==", nr, _i64(cfg.nr)))
         _if(b, full, lambda: self._store_full(b, acc, c, rsc, first),
             lambda: self._store_edge(b, acc, c, rsc, mr, nr, first), "full")
         b.ret_void()
         return fn
 
-    def _prefetch_tile(self, b: ir.IRBuilder, c, rsc) -> None:
+    def _prefetch_tile(self, b: ir.IRBuilder, c, rsc, rows: int) -> None:
         """Ask for the C tile's cache lines now; they are read after the k loop."""
         cfg = self.cfg
         i32 = ir.IntType(32)
@@ -487,13 +559,14 @@ class _GemmEmitter:
                             ir.FunctionType(ir.VoidType(), [_PTR, i32, i32, i32]))
         line = 64 // cfg.dtype.itemsize
         flags = [ir.Constant(ir.IntType(32), v) for v in (1, 3, 1)]  # write, keep, data
-        for i in range(cfg.mr):
+        for i in range(rows):
             row = b.mul(_i64(i), rsc)
             for j in range(0, cfg.nr, line):
                 b.call(prefetch, [self.at(b, c, b.add(row, _i64(j)))] + flags)
 
-    def _accumulate(self, b: ir.IRBuilder, ap, bp, kc) -> list[list[ir.Value]]:
-        """The k loop: MR x NV vector accumulators carried in phis (registers)."""
+    def _accumulate(self, b: ir.IRBuilder, ap, bp, kc, rows: int) -> list[list[ir.Value]]:
+        """The k loop: rows x NV vector accumulators carried in phis (registers), reading
+        the first `rows` of the MR values the A panel holds per k."""
         cfg = self.cfg
         nv = cfg.nr // cfg.vl
         fn = b.function
@@ -505,7 +578,7 @@ class _GemmEmitter:
         b.position_at_end(loop)
         k = b.phi(_I64, name="k")
         k.add_incoming(_i64(0), entry)
-        phis = [[b.phi(self.vec) for _ in range(nv)] for _ in range(cfg.mr)]
+        phis = [[b.phi(self.vec) for _ in range(nv)] for _ in range(rows)]
         for row in phis:
             for p in row:
                 p.add_incoming(zero, entry)
@@ -513,7 +586,7 @@ class _GemmEmitter:
         a_off = b.mul(k, _i64(cfg.mr))
         bvecs = [self.load_vec(b, bp, b.add(b_off, _i64(v * cfg.vl))) for v in range(nv)]
         new = []
-        for i in range(cfg.mr):
+        for i in range(rows):
             a = b.load(self.at(b, ap, b.add(a_off, _i64(i))), typ=self.elem)
             a = self.splat(b, a)
             new.append([b.call(self.fma, [a, bvecs[v], phis[i][v]]) for v in range(nv)])
@@ -585,7 +658,8 @@ class _GemmEmitter:
 
     # driver -------------------------------------------------------------------------------
 
-    def emit_gemm_rows(self, pack_a: ir.Function, ukernel: ir.Function) -> ir.Function:
+    def emit_gemm_rows(self, pack_a: ir.Function, ukernels: list[tuple[int, ir.Function]]
+                       ) -> ir.Function:
         """rows(A, rsa, csa, Bp, C, rsc, N, K, m0, m1, Ap): C[m0:m1] = A[m0:m1] @ B.
 
         Strides are in elements; C needs unit column stride. Bp is B packed by pack_b for
@@ -600,7 +674,7 @@ class _GemmEmitter:
         fnty = ir.FunctionType(ir.VoidType(), [arg.type for arg in fn.args])
         _if(b, b.icmp_unsigned("!=", entry, _i64(0)),
             lambda: b.call(b.inttoptr(entry, ir.PointerType(fnty)), list(fn.args)),
-            lambda: self._blocked_rows(b, pack_a, ukernel, fn.args), "narrow")
+            lambda: self._blocked_rows(b, pack_a, ukernels, fn.args), "narrow")
         b.ret_void()
         return fn
 
@@ -835,15 +909,17 @@ class _GemmEmitter:
             half //= 2
         return current[0]
 
-    def _blocked_rows(self, b: ir.IRBuilder, pack_a: ir.Function, ukernel: ir.Function,
-                      args) -> None:
+    def _blocked_rows(self, b: ir.IRBuilder, pack_a: ir.Function,
+                      ukernels: list[tuple[int, ir.Function]], args) -> None:
         """The packed path of gemm_rows: per KC slice and MC block, pack A and sweep."""
         cfg = self.cfg
         a, rsa, csa, bp, c, rsc, n_total, k_total, m0, m1, ap = args
         npad = b.mul(b.sdiv(b.add(n_total, _i64(cfg.nr - 1)), _i64(cfg.nr)), _i64(cfg.nr))
 
+        step = self._k_step(b, k_total)
+
         def k_slice(k0: ir.Value) -> None:
-            kc = _min(b, _i64(cfg.kc), b.sub(k_total, k0))
+            kc = _min(b, step, b.sub(k_total, k0))
             first = b.icmp_signed("==", k0, _i64(0))
             b_slice = self.at(b, bp, b.mul(k0, npad))
 
@@ -851,11 +927,12 @@ class _GemmEmitter:
                 mc = _min(b, _i64(cfg.mc), b.sub(m1, i0))
                 b.call(pack_a, [a, rsa, csa, ap, i0, mc, k0, kc])
                 c_block = self.at(b, c, b.mul(i0, rsc))
-                self._sweep_block(b, ukernel, ap, b_slice, c_block, rsc, mc, n_total, kc, first)
+                self._sweep_block(b, ukernels, ap, b_slice, c_block, rsc, mc, n_total, kc,
+                                  first)
 
             counted_loop(b, m0, m1, cfg.mc, row_block, "ic")
 
-        counted_loop(b, _i64(0), k_total, cfg.kc, k_slice, "pc")
+        counted_loop(b, _i64(0), k_total, step, k_slice, "pc")
 
     @staticmethod
     def _opaque(b: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
@@ -864,10 +941,11 @@ class _GemmEmitter:
         otherwise rebuild from one register with a chain of dependent adds per k step."""
         return b.asm(ir.FunctionType(_PTR, [_PTR]), "", "=r,0", [pointer], False)
 
-    def _sweep_block(self, b: ir.IRBuilder, ukernel: ir.Function, ap, b_slice, c_block, rsc,
-                     mc, n_total, kc, first) -> None:
+    def _sweep_block(self, b: ir.IRBuilder, ukernels: list[tuple[int, ir.Function]], ap,
+                     b_slice, c_block, rsc, mc, n_total, kc, first) -> None:
         """Micro-kernel over a packed mc x kc block of A and all NR panels of a K slice of B:
-        NC-column blocks, then MR rows (A panel stays in L1), then NR columns."""
+        NC-column blocks, then MR rows (A panel stays in L1), then NR columns. `ukernels`:
+        (rows, kernel) from MR down; a row tile takes the shortest kernel that covers it."""
         cfg = self.cfg
 
         def col_block(j0: ir.Value) -> None:
@@ -878,21 +956,50 @@ class _GemmEmitter:
                 a_panel = self.at(b, ap, b.mul(ir0, kc))
                 c_row = b.mul(ir0, rsc)
 
-                def micro_col(jj: ir.Value) -> None:
-                    nr = _min(b, _i64(cfg.nr), b.sub(n_total, jj))
-                    b_panel = self.at(b, b_slice, b.mul(jj, kc))
-                    c_tile = self.at(b, c_block, b.add(c_row, jj))
-                    b.call(ukernel, [a_panel, b_panel, c_tile, rsc, kc, mr, nr, first])
+                def sweep(ukernel: ir.Function) -> None:
+                    def micro_col(jj: ir.Value) -> None:
+                        nr = _min(b, _i64(cfg.nr), b.sub(n_total, jj))
+                        b_panel = self.at(b, b_slice, b.mul(jj, kc))
+                        c_tile = self.at(b, c_block, b.add(c_row, jj))
+                        b.call(ukernel, [a_panel, b_panel, c_tile, rsc, kc, mr, nr, first])
 
-                counted_loop(b, j0, j1, cfg.nr, micro_col, "jr")
+                    counted_loop(b, j0, j1, cfg.nr, micro_col, "jr")
+
+                self._by_rows(b, mr, ukernels, sweep)
 
             counted_loop(b, _i64(0), mc, cfg.mr, micro_row, "ir")
 
         counted_loop(b, _i64(0), n_total, cfg.nc, col_block, "jc")
 
+    def _by_rows(self, b: ir.IRBuilder, mr: ir.Value, ukernels: list[tuple[int, ir.Function]],
+                 sweep: Callable[[ir.Function], None]) -> None:
+        """`sweep(kernel)` with the first kernel of `ukernels` whose next one is too short
+        for mr rows."""
+        (_, kernel), shorter = ukernels[0], ukernels[1:]
+        if not shorter:
+            sweep(kernel)
+            return
+        _if(b, b.icmp_signed(">", mr, _i64(shorter[0][0])), lambda: sweep(kernel),
+            lambda: self._by_rows(b, mr, shorter, sweep), f"rows{shorter[0][0]}")
+
+    def emit_micro_kernels(self) -> list[tuple[int, ir.Function]]:
+        """(rows, micro-kernel) for MR rows and for shorter last tiles (EDGE_ROWS: one more
+        variant, not two, since each costs 10 ms of compile where the kernel library is not
+        built)."""
+        mr = self.cfg.mr
+        short = mr * EDGE_ROWS[0] // EDGE_ROWS[1]
+        return [(mr, self.emit_micro_kernel()), (short, self.emit_micro_kernel(short))]
+
 
 ROWS_ARGS = [_PTR, _I64, _I64, _PTR, _PTR, _I64, _I64, _I64, _I64, _I64, _PTR]
 NARROW_KINDS = ("dot", "cols")   # the halves of the narrow table, in order
+
+
+def slice_length(cfg: GemmConfig, k: int) -> int:
+    """The length of the K slices of a product (the last may be shorter): K in as few
+    slices of at most KC_MAX as it takes, of equal length rounded up to 8 (within KC_MAX)."""
+    slices = max(1, -(-k // cfg.kc_max))
+    return min(-(-(-(-k // slices)) // 8) * 8, cfg.kc_max)
 
 
 def narrow_widths(cfg: GemmConfig) -> list[int]:
@@ -950,7 +1057,7 @@ def build_matmul_module(cfg: GemmConfig, module: ir.Module | None = None,
         return module
     emitter = _GemmEmitter(module, cfg)
     emitter.emit_pack_b()
-    emitter.emit_gemm_rows(emitter.emit_pack_a(), emitter.emit_micro_kernel())
+    emitter.emit_gemm_rows(emitter.emit_pack_a(), emitter.emit_micro_kernels())
     if narrow_variants:
         table = module.globals[narrow_table_name(cfg)]
         table.initializer = ir.Constant(table.value_type, [

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from redraft.kernels.matmul import (GemmConfig, MatmulKernel, default_config, matmul,
-                                    matmul_kernel)
+                                    matmul_kernel, slice_length)
 
 
 def assert_product(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
@@ -47,6 +47,16 @@ def test_transposed_and_strided_operands(dtype: type) -> None:
     big = rng.standard_normal((300, 400)).astype(dtype)
     a, b = big[::2, 1::3], big[5:138:1, ::7]
     assert_product(matmul(a, b), a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_height_of_the_last_row_tile(dtype: type) -> None:
+    """The last row tile of a block runs a shorter micro-kernel when it fits (MR, 2/3 MR,
+    1/3 MR rows): each height from 1 to MR, after whole tiles and after a whole MC block."""
+    cfg = default_config(dtype)
+    for m in list(range(cfg.mr + 1, 2 * cfg.mr + 1)) + [cfg.mc + 1, cfg.mc + cfg.mr - 1]:
+        a, b = operands(m, 40, 70, dtype, seed=m)
+        assert_product(matmul(a, b), a, b)
 
 
 LAYOUT_SHAPES = [(5, 3, 40), (12, 16, 32), (13, 17, 33), (37, 300, 65), (128, 10, 96),
@@ -103,6 +113,9 @@ def test_narrower_blockings_are_correct(vector_bits: int) -> None:
     cfg = default_config("float32", vector_bits=vector_bits)
     kernel = MatmulKernel(GemmConfig(cfg.dtype, cfg.vl, cfg.mr, cfg.nr, kc=40, mc=2 * cfg.mr,
                                      nc=3 * cfg.nr))
+    for m in (49, 50, 52):  # last row tiles of 1, 2 and 4 rows (of MR = 6 or 3)
+        a, b = operands(m, 97, 71, np.float32, seed=m)
+        assert_product(kernel(a, b, threads=2), a, b)
     a, b = operands(53, 97, 71, np.float32, seed=3)
     assert_product(kernel(a, b, threads=2), a, b)
     bt = np.ascontiguousarray(b.T)
@@ -186,21 +199,36 @@ def test_edge_tiles_every_layout(m: int, k: int, n: int, layout: str, dtype: typ
         assert np.all(wide[:, n:] == 7.0)
 
 
+@pytest.mark.parametrize("kc", [40, 192, 256])
+def test_k_slices_are_as_few_as_fit_and_even(kc: int) -> None:
+    """K runs in as few slices of at most KC_MAX as fit, all but the last of one length
+    (784 as 264 + 264 + 256, not 256 + 256 + 256 + 16)."""
+    base = default_config("float32")
+    cfg = GemmConfig(base.dtype, base.vl, base.mr, base.nr, kc=kc, mc=base.mc, nc=base.nc)
+    for k in list(range(1, 3 * cfg.kc_max + 2)) + [784, 1000, 4099]:
+        step = slice_length(cfg, k)
+        assert 0 < step <= cfg.kc_max
+        assert -(-k // step) == -(-k // cfg.kc_max)
+        assert k - (-(-k // step) - 1) * step > 0
+    assert slice_length(default_config("float32"), 784) == 264
+
+
 def packed_by_hand(b: np.ndarray, cfg: GemmConfig) -> np.ndarray:
-    """pack_b's layout written in NumPy: per KC slice of K, its NR-column panels in turn,
+    """pack_b's layout written in NumPy: per slice of K, its NR-column panels in turn,
     each k-major (NR values per k), columns past N zero."""
     k, n = b.shape
     panels = -(-n // cfg.nr)
     wide = np.zeros((k, panels * cfg.nr), b.dtype)
     wide[:, :n] = b
-    return np.concatenate([wide[k0:k0 + cfg.kc, p * cfg.nr:(p + 1) * cfg.nr].ravel()
-                           for k0 in range(0, k, cfg.kc) for p in range(panels)])
+    step = slice_length(cfg, k)
+    return np.concatenate([wide[k0:k0 + step, p * cfg.nr:(p + 1) * cfg.nr].ravel()
+                           for k0 in range(0, k, step) for p in range(panels)])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout", ["rows", "columns", "strided"])
 @pytest.mark.parametrize("k,n", [(10, 1024), (1, 64), (17, 200), (300, 1000), (256, 129),
-                                 (1024, 256)])
+                                 (1024, 256), (784, 100)])
 def test_pack_b_layout_every_copy_path(k: int, n: int, layout: str, dtype: type) -> None:
     """pack_b against its layout written by hand, for B by rows (copied several panels a row
     at a time, the last, partial panel by masked loads), by columns (transposed in VL x VL
@@ -224,8 +252,9 @@ def test_pack_b_layout_every_copy_path(k: int, n: int, layout: str, dtype: type)
         part = np.full_like(whole, np.nan)
         kernel.pack_b(b.ctypes.data, *strides, part.ctypes.data, k, n, lo, hi)
         inside = np.zeros(whole.size, bool)
-        for k0 in range(0, k, cfg.kc):
-            kc = min(cfg.kc, k - k0)
+        step = slice_length(cfg, k)
+        for k0 in range(0, k, step):
+            kc = min(step, k - k0)
             start = k0 * panels * cfg.nr
             inside[start + lo * cfg.nr * kc:start + hi * cfg.nr * kc] = True
         assert np.array_equal(part[inside], whole[inside])

@@ -439,7 +439,7 @@ def _columns_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
     sam, sak, sbk, sbn, m, n, k = params
     fn, b, (a, src, packed, c) = _task(cx, "redraft_dot_cols")
     elem = memory_type(dtype)
-    work = b.alloca(elem, size=cfg.mc * cfg.kc)
+    work = b.alloca(elem, size=cfg.workspace_size)
     work.align = 64
     lo, hi = fn.args[1], fn.args[2]
     j0 = b.mul(lo, i64(cfg.nr))
@@ -476,7 +476,7 @@ def _rows_body(cx: CodeContext, cfg, params, dtype) -> tuple[ir.Function, ir.IRB
     """A task function computing rows lo..hi of C (its return left to the caller)."""
     sam, sak, rsc, n, k = params
     fn, b, (a, _, packed, c) = _task(cx, "redraft_dot_rows")
-    work = b.alloca(memory_type(dtype), size=cfg.mc * cfg.kc)
+    work = b.alloca(memory_type(dtype), size=cfg.workspace_size)
     work.align = 64
     rows = declare(cx.module, gemm_rows_name(cfg), VOID,
                    [PTR, I64, I64, PTR, PTR, I64, I64, I64, I64, I64, PTR])
