@@ -28,7 +28,7 @@ from redraft.compiler.ir.ssa import Block, Eqn, Value, fused_p
 from redraft.kernels.matmul import gemm_rows_name, matmul_kernel, pack_b_name
 
 from . import elementwise
-from .epilogue import Epilogue, emit_epilogue, take_epilogue
+from .epilogue import Epilogue, emit_epilogue, epilogue_dest, take_epilogue
 from .loops import CodeContext, Nest, NestInput, NestOutput, copy, emit_nest, fill, reduce_kind
 from .module import FunctionLowering, lowering
 from .parallel import ensure_runtime
@@ -58,20 +58,23 @@ def lower_dot_general(L: FunctionLowering, eqn: Eqn) -> None:
     if check_dtype(out.aval.dtype) != dtype:
         raise Unsupported("dot_general with a different preferred_element_type")
     lf, rf = _free(lhs.ndim, lc, lb), _free(rhs.ndim, rc, rb)
-    dest = L.dest(out)
     m, n, k = _sizes(eqn)
+    if _uses_kernel(eqn) and np.prod(out.aval.shape, dtype=np.int64) > 0:
+        share = _packing_plan(L).get(id(eqn))
+        first = _first_iteration(L, eqn) if share is None and not lb else None
+        columns = share is None and first is None and _splits_columns(m, n, k, dtype)
+        fused = not lb and not columns
+        dest = (epilogue_dest(L, eqn) if fused else None) or L.dest(out)
+        L.views[out.id] = dest
+        epilogue = take_epilogue(L, eqn, dest) if fused else None
+        _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k), share,
+                        first, epilogue, columns)
+        return
+    dest = L.dest(out)
     if dest.size == 0:
         pass
     elif k == 0:
         fill(L.cx, dest, 0)
-    elif _uses_kernel(eqn):
-        share = _packing_plan(L).get(id(eqn))
-        first = _first_iteration(L, eqn) if share is None and not lb else None
-        L.views[out.id] = dest
-        columns = share is None and first is None and _splits_columns(m, n, k, dtype)
-        epilogue = take_epilogue(L, eqn, dest) if not lb and not columns else None
-        _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k), share,
-                        first, epilogue, columns)
     else:
         _nest_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, dtype)
     L.views[out.id] = dest

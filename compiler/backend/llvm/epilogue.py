@@ -73,6 +73,38 @@ def take_epilogue(L: FunctionLowering, product: Eqn, dest: View) -> Epilogue | N
     return Epilogue(consumer, nest, planned, per_row)
 
 
+def epilogue_dest(L: FunctionLowering, product: Eqn) -> View | None:
+    """Where a 2-D product may write its result: into the result of its epilogue, when the
+    product's result dies there (the SGD update `w - lr * (x.T @ g)` after a weight
+    gradient). The epilogue then updates each element in place, and the product's 4 MB
+    never take a buffer of their own, to be written back from the caches. None when the
+    product has no qualifying epilogue, or its result is read elsewhere too."""
+    out = product.outs[0]
+    shape = tuple(out.aval.shape)
+    if len(shape) != 2:
+        return None
+    consumer = _consumer(L, product, out)
+    if consumer is None or not _qualifies(L, consumer, shape, pending=out.id):
+        return None
+    if L.live.last_use(out.id) != L.live.pos.get(id(consumer)):
+        return None
+    outputs = {v.id for v in L.out_values}
+    for result in consumer.outs:
+        if result.aval.shape != out.aval.shape or result.aval.dtype != out.aval.dtype:
+            continue
+        # a place given beforehand is the function's own output (fresh, read by nothing
+        # else), never a loop's state or an `if`'s result, which may hold values that are
+        # read between the product and its epilogue
+        view = L.dests.get(result.id)
+        if view is None:
+            view = L.dests[result.id] = L.dest(result)
+        elif result.id not in outputs:
+            continue
+        if view.const is None and view.strides == (shape[1], 1):
+            return view
+    return None
+
+
 def emit_epilogue(b: ir.IRBuilder, epilogue: Epilogue, bases: list[ir.Value], lo: ir.Value,
                   hi: ir.Value) -> None:
     """The epilogue over rows lo..hi of the product, with `bases` loaded in the task."""
@@ -106,9 +138,11 @@ def _reads_in_regions(block: Block, vid: int) -> bool:
     return any(isinstance(a, Value) and a.id == vid for a in block.results)
 
 
-def _qualifies(L: FunctionLowering, eqn: Eqn, shape: tuple[int, ...]) -> bool:
+def _qualifies(L: FunctionLowering, eqn: Eqn, shape: tuple[int, ...],
+               pending: int | None = None) -> bool:
     """An elementwise nest over exactly the product's shape, without reductions, whose
-    results are all computed at that shape and whose other operands exist already."""
+    results are all computed at that shape and whose other operands exist already (or are
+    the value `pending`: the product's result, not yet placed)."""
     region = eqn.regions[0]
     if _iteration_shape(eqn) != shape or not _fusable(region, shape):
         return False
@@ -121,7 +155,8 @@ def _qualifies(L: FunctionLowering, eqn: Eqn, shape: tuple[int, ...]) -> bool:
         return False
     if len({r.id for r in region.results}) != len(region.results):
         return False
-    return all(not isinstance(a, Value) or a.id in L.views for a in eqn.ins)
+    return all(not isinstance(a, Value) or a.id in L.views or a.id == pending
+               for a in eqn.ins)
 
 
 def _rows_map(planned, shape: tuple[int, ...]) -> int | None:

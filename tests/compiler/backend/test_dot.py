@@ -364,3 +364,55 @@ def test_epilogue_only_with_operands_that_exist_at_the_product(monkeypatch):
     np.testing.assert_allclose(out, (x64 @ w1) * (x64 @ w2) + 2 * c, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(u, (x64 @ w1) @ w2.T, rtol=1e-4, atol=1e-3)
     assert taken[:2] == [None, "fused"]
+
+
+def _in_place_products(monkeypatch) -> list:
+    """Record, per product with a kernel, whether it writes into its epilogue's result."""
+    from redraft.compiler.backend.llvm import dot
+    placed = []
+    real = dot.epilogue_dest
+
+    def spy(L, eqn):
+        view = real(L, eqn)
+        placed.append(view is not None)
+        return view
+
+    monkeypatch.setattr(dot, "epilogue_dest", spy)
+    return placed
+
+
+def test_product_that_dies_in_its_epilogue_is_written_into_the_epilogues_result(
+        monkeypatch):
+    """`w - lr * (x.T @ g)`: the product is written where the update's result goes and
+    updated in place; kept apart where the product is read again (returned too) and where
+    the epilogue's result is an intermediate read by a later product."""
+    placed = _in_place_products(monkeypatch)
+    x, g = sample((300, 400), np.float32, seed=11), sample((300, 512), np.float32, seed=12)
+    w = sample((400, 512), np.float32, seed=13)
+    want = x.astype(np.float64).T @ g
+    got = check(lambda x, g, w: w - 0.01 * (x.T @ g), x, g, w, rtol=1e-5, atol=1e-4,
+                eager=False)
+    np.testing.assert_allclose(got[0], w - 0.01 * want, rtol=1e-5, atol=1e-4)
+    assert placed == [True]
+
+    placed.clear()
+
+    def both(x, g, w):
+        p = x.T @ g
+        return w - 0.01 * p, p
+
+    new, p = check(both, x, g, w, rtol=1e-5, atol=1e-4, eager=False)
+    np.testing.assert_allclose(p, want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(new, w - 0.01 * want, rtol=1e-5, atol=1e-4)
+    assert placed == [False]
+
+    placed.clear()
+    w2 = sample((400, 64), np.float32, seed=14)
+
+    def hidden(x, w, w2):
+        return jnp.tanh(x @ w) @ w2
+
+    got, = check(hidden, g, w.T, w2, rtol=1e-4, atol=1e-3, eager=False)
+    np.testing.assert_allclose(got, np.tanh(g.astype(np.float64) @ w.T) @ w2, rtol=1e-4,
+                               atol=1e-3)
+    assert placed[0] is True
