@@ -51,10 +51,33 @@ def add(a, b):
     if b is None:
         return a
     if isinstance(a, (Array, int, float)) and isinstance(b, (Array, int, float)):
-        return a + b
+        return _add_leaves(a, b)
     if type(a) in (tuple, list) and type(b) in (tuple, list) and len(a) == len(b):
         return type(a)(add(u, v) for u, v in zip(a, b))
-    return tree_map(lambda u, v: v if u is None else (u if v is None else u + v), a, b)
+    return tree_map(lambda u, v: v if u is None else (u if v is None else _add_leaves(u, v)),
+                    a, b)
+
+
+def _add_leaves(a, b):
+    """a + b, or the other operand itself where one is a staged zero (zeros_like's, which
+    an index_add of a container makes for each slot it does not write) of the other's shape
+    and dtype: JAX adds no symbolic zero, so a -0.0 keeps its sign, and the generated IR
+    has no `x + 0` for each slot of a parameter list a loop unpacks."""
+    if _staged_zero_of(a, b):
+        return b
+    if _staged_zero_of(b, a):
+        return a
+    return a + b
+
+
+def _staged_zero_of(z, x) -> bool:
+    """Whether `z` is a broadcast zero (_staged_zeros) with the shape and dtype of `x`."""
+    if not (isinstance(z, Array) and isinstance(x, Array)) or z.shape != x.shape \
+            or z.dtype != x.dtype or z._weak != x._weak:
+        return False
+    buf = z._buf
+    return (isinstance(buf, np.ndarray) and buf.ndim > 0 and not any(buf.strides)
+            and buf.size > 0 and buf.flat[0] == 0)
 
 
 def unbroadcast(g, x):

@@ -667,3 +667,31 @@ def test_second_order_through_unpacked_results_of_an_operation():
     _, jv = redraft.jvp(g, (a,), (v,))
     (jtu,) = redraft.vjp(g, a)[1](u)
     np.testing.assert_allclose(np.sum(u * np.asarray(jv)), np.sum(np.asarray(jtu) * v), rtol=1e-4)
+
+
+def _mlp_loss(params, x):
+    h = x
+    for w, b in params:
+        h = jnp.tanh(h @ w + b)
+    return jnp.sum(h)
+
+
+def test_gradient_of_unpacked_parameters_adds_no_zeros():
+    """The cotangent of a parameter list a loop unpacks is built slot by slot (index_add of
+    a container): the slots it does not write are zeros that ad.add drops, as JAX adds no
+    symbolic zero, so the staged gradient has no `x + 0` and keeps a -0.0 as it is."""
+    rng = np.random.default_rng(0)
+    params = [(jnp.asarray(rng.standard_normal((3, 3)), jnp.float32), jnp.zeros(3)),
+              (jnp.asarray(rng.standard_normal((3, 3)), jnp.float32), jnp.zeros(3))]
+    x = jnp.asarray(rng.standard_normal((2, 3)), jnp.float32)
+    text = str(redraft.make_ir(redraft.grad(_mlp_loss))(params, x))
+    assert "add 0.0" not in text and " 0.0:f32[])" not in text
+    got = redraft.jit(redraft.grad(_mlp_loss))(params, x)
+    want = redraft.grad(_mlp_loss)(params, x)
+    for (gw, gb), (ww, wb) in zip(got, want):
+        np.testing.assert_allclose(np.asarray(gw), np.asarray(ww), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(gb), np.asarray(wb), rtol=1e-6, atol=1e-6)
+    # a gradient of -0.0 keeps its sign, under jit as eagerly
+    neg = redraft.jit(redraft.grad(lambda ws: jnp.sum(ws[0] * 0.0) + jnp.sum(ws[1] * -0.0)))
+    signs = neg([jnp.ones(2), jnp.ones(2)])
+    assert np.signbit(np.asarray(signs[1])).all() and not np.signbit(np.asarray(signs[0])).any()
