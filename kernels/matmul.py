@@ -102,6 +102,8 @@ DOT_WIDTHS = (2, 4, 8, 10, 12, 16)   # the narrow kernels' variants by N (rounde
 DOT_ROWS = 2         # rows of A a dot kernel step reads (2 x 10 accumulators for N = 10)
 COLUMN_VECTORS = 2   # vectors of rows of C a column kernel step computes
 ROW_PANELS = 4       # NR-column panels of a row-major B that pack_b copies a row of at once
+PREFETCH_ROWS = 16   # rows of B ahead that pack_b asks for: rows 4 KiB apart (B 1024 wide)
+#                      are each on a page of their own, where the hardware prefetch stops
 EDGE_ROWS = (2, 3)   # a last row tile of at most 2/3 of MR rows runs a kernel of that many
 
 
@@ -277,9 +279,14 @@ class _GemmEmitter:
         panel = b.mul(kc, _i64(cfg.nr))
         out = b.add(base, b.mul(j0, kc))
 
+        line = 64 // cfg.dtype.itemsize
+
         def row(k: ir.Value) -> None:
             row_src = b.add(b.mul(b.add(k0, k), rsb), j0)
             row_dst = b.add(out, b.mul(k, _i64(cfg.nr)))
+            ahead = b.add(row_src, b.mul(_i64(PREFETCH_ROWS), rsb))
+            for j in range(0, ROW_PANELS * cfg.nr, line):
+                self.prefetch(b, src, b.add(ahead, _i64(j)), write=False)
             for p in range(ROW_PANELS):
                 at = b.add(row_dst, b.mul(panel, _i64(p)))
                 for v in range(0, cfg.nr, cfg.vl):
@@ -551,18 +558,22 @@ class _GemmEmitter:
         b.ret_void()
         return fn
 
-    def _prefetch_tile(self, b: ir.IRBuilder, c, rsc, rows: int) -> None:
-        """Ask for the C tile's cache lines now; they are read after the k loop."""
-        cfg = self.cfg
+    def prefetch(self, b: ir.IRBuilder, base: ir.Value, offset: ir.Value, write: bool) -> None:
+        """Ask for the cache line holding base[offset] (a hint: never faults)."""
         i32 = ir.IntType(32)
         prefetch = _declare(self.module, "llvm.prefetch.p0",
                             ir.FunctionType(ir.VoidType(), [_PTR, i32, i32, i32]))
+        flags = [ir.Constant(i32, v) for v in (int(write), 3, 1)]  # (write,) keep, data
+        b.call(prefetch, [self.at(b, base, offset)] + flags)
+
+    def _prefetch_tile(self, b: ir.IRBuilder, c, rsc, rows: int) -> None:
+        """Ask for the C tile's cache lines now; they are read after the k loop."""
+        cfg = self.cfg
         line = 64 // cfg.dtype.itemsize
-        flags = [ir.Constant(ir.IntType(32), v) for v in (1, 3, 1)]  # write, keep, data
         for i in range(rows):
             row = b.mul(_i64(i), rsc)
             for j in range(0, cfg.nr, line):
-                b.call(prefetch, [self.at(b, c, b.add(row, _i64(j)))] + flags)
+                self.prefetch(b, c, b.add(row, _i64(j)), write=True)
 
     def _accumulate(self, b: ir.IRBuilder, ap, bp, kc, rows: int) -> list[list[ir.Value]]:
         """The k loop: rows x NV vector accumulators carried in phis (registers), reading
