@@ -41,8 +41,12 @@ KERNEL_MIN_SIDE = 16             # and m at least this (the kernel pads to 12 x 
 KERNEL_MIN_COLUMNS = 2           # and n: narrow products (n <= one vector) read A in place
 PARALLEL_FLOPS = 2 * 128 ** 3    # the matmul driver's threshold for using threads
 COLUMN_SPLIT_ROWS = 256          # threaded products with at most this many rows (and at
-COLUMN_CHUNK_PANELS = 8          # least twice as many columns) split C by columns, in
-#                                  chunks of whole NR-column panels (see _splits_columns)
+COLUMN_CHUNK_PANELS = 4          # least twice as many columns) split C by columns, in
+#                                  chunks of whole NR-column panels (see _splits_columns):
+#                                  8 chunks of 1024 columns, not 4, so that a thread held up
+#                                  leaves less to wait for; each chunk packs all of A again,
+#                                  which costs nothing measurable (1, 4 or 8 chunks run one
+#                                  after another on one thread: the same time, within 2%)
 
 
 def _free(ndim: int, contracting, batch) -> list[int]:
