@@ -67,10 +67,12 @@ def lower_dot_general(L: FunctionLowering, eqn: Eqn) -> None:
         share = _packing_plan(L).get(id(eqn))
         first = _first_iteration(L, eqn) if share is None and not lb else None
         columns = share is None and first is None and _splits_columns(m, n, k, dtype)
-        fused = not lb and not columns
+        fused = not lb
         dest = (epilogue_dest(L, eqn) if fused else None) or L.dest(out)
         L.views[out.id] = dest
-        epilogue = take_epilogue(L, eqn, dest) if fused else None
+        epilogue = None
+        if fused:
+            epilogue = take_epilogue(L, eqn, dest, _kernel(dtype.name).cfg.nr if columns else 0)
         _kernel_product(L, lhs, rhs, (lb, lf, lc), (rb, rc, rf), dest, (m, n, k), share,
                         first, epilogue, columns)
         return
@@ -356,8 +358,10 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
         for slot, p in enumerate(pointers):
             b.store(p, b.gep(ctx, [i64(slot)], source_etype=PTR))
         if columns:
-            _run(cx, _columns_task(cx, cfg, (sam, sak, sbk, sbn, m, n, k), dtype), ctx,
-                 panels, COLUMN_CHUNK_PANELS, threads)
+            shape = (sam, sak, sbk, sbn, m, n, k)
+            task = _columns_task(cx, cfg, shape, dtype) if epilogue is None else \
+                _columns_epilogue_task(cx, cfg, shape, dtype, epilogue)
+            _run(cx, task, ctx, panels, COLUMN_CHUNK_PANELS, threads)
             return
         if packs and first is not None:
             with b.if_then(first):
@@ -443,6 +447,27 @@ def _columns_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
     """task(ctx, lo, hi): column panels lo..hi of C = A @ B, all rows: those panels of B
     packed into their own stretch of the packed buffer (from column j0 at j0 * K), then
     multiplied while they are in this thread's cache."""
+    fn, b, _ = _columns_body(cx, cfg, params, dtype)
+    b.ret_void()
+    return fn
+
+
+def _columns_epilogue_task(cx: CodeContext, cfg, params, dtype, epilogue: Epilogue
+                           ) -> ir.Function:
+    """task(ctx, lo, hi): column panels lo..hi of C = A @ B, then the epilogue on those
+    columns of every row (its base pointers in ctx after the product's four)."""
+    fn, b, (j0, j1) = _columns_body(cx, cfg, params, dtype)
+    bases = [b.load(b.gep(fn.args[0], [i64(4 + s)], source_etype=PTR), typ=PTR)
+             for s in range(len(epilogue.bases))]
+    emit_epilogue(b, epilogue, bases, j0, j1)
+    b.ret_void()
+    return fn
+
+
+def _columns_body(cx: CodeContext, cfg, params, dtype
+                  ) -> tuple[ir.Function, ir.IRBuilder, tuple[ir.Value, ir.Value]]:
+    """A task function computing column panels lo..hi of C (its return left to the caller),
+    and the columns j0..j1 they cover."""
     sam, sak, sbk, sbn, m, n, k = params
     fn, b, (a, src, packed, c) = _task(cx, "redraft_dot_cols")
     elem = memory_type(dtype)
@@ -463,8 +488,7 @@ def _columns_task(cx: CodeContext, cfg, params, dtype) -> ir.Function:
     b.call(rows, [a, i64(sam), i64(sak), panel_packed, b.gep(c, [j0], inbounds=True,
                                                              source_etype=elem),
                   i64(n), width, i64(k), i64(0), i64(m), work])
-    b.ret_void()
-    return fn
+    return fn, b, (j0, j1)
 
 
 def _rows_epilogue_task(cx: CodeContext, cfg, params, dtype, epilogue: Epilogue

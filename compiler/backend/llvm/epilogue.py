@@ -21,7 +21,7 @@ from llvmlite import ir
 from redraft.compiler.ir.ssa import Block, Eqn, Value, fused_p
 
 from .elementwise import COST
-from .loops import Nest, NestInput, NestOutput, emit_planned, plan
+from .loops import Nest, NestInput, NestOutput, emit_planned, emit_planned_columns, plan
 from .module import FunctionLowering
 from .nests import REDUCTIONS, _fusable, _fused_body, _fused_outputs, _iteration_shape, \
     fused_inputs
@@ -31,11 +31,14 @@ from .views import View
 
 @dataclass
 class Epilogue:
-    """The consumer's nest, planned, and how its axis 0 maps onto the product's rows."""
+    """The consumer's nest, planned, and how it maps onto the product's chunks: by rows
+    (axis 0 of the plan, `per_row` indices a row of the product) or, for a product split by
+    columns, by columns (the plan kept as rows x columns)."""
     eqn: Eqn
     nest: Nest
     plan: object            # loops._Plan
     per_row: int            # nest axis-0 indices per row of the product
+    columns: bool = False
 
     @property
     def bases(self) -> list[ir.Value]:
@@ -43,9 +46,11 @@ class Epilogue:
         return self.plan.bases
 
 
-def take_epilogue(L: FunctionLowering, product: Eqn, dest: View) -> Epilogue | None:
+def take_epilogue(L: FunctionLowering, product: Eqn, dest: View, columns: int = 0
+                  ) -> Epilogue | None:
     """The epilogue of `product` (a 2-D product whose result is `dest`, bound in L.views),
-    its consumer now lowered, or None when no consumer qualifies."""
+    its consumer now lowered, or None when no consumer qualifies. `columns`: the product
+    is split by columns, in chunks that start on multiples of this many."""
     out = product.outs[0]
     shape = tuple(out.aval.shape)
     if len(shape) != 2 or dest.const is not None or dest.strides != (shape[1], 1):
@@ -59,18 +64,20 @@ def take_epilogue(L: FunctionLowering, product: Eqn, dest: View) -> Epilogue | N
     cost = sum(COST.get(e.prim, 1) for e in region.eqns)
     probe = [NestOutput(View.contiguous(dest.base, check_dtype(r.aval.dtype), shape), None)
              for r in region.results]
-    per_row = _rows_map(plan(Nest(shape, [NestInput(v) for v in views], probe,
-                                  lambda b, regs: regs, cost, dtypes)), shape)
+    probed = plan(Nest(shape, [NestInput(v) for v in views], probe, lambda b, regs: regs,
+                       cost, dtypes), merge=not columns)
+    per_row = _columns_map(probed, shape, columns) if columns else _rows_map(probed, shape)
     if per_row is None:
         return None
     outputs, results = _fused_outputs(L, consumer, shape)
     nest = Nest(shape, [NestInput(v) for v in views], outputs,
                 _fused_body(region, literal_inputs, results), cost, dtypes)
-    planned = plan(nest)
-    if _rows_map(planned, shape) != per_row:  # (outputs laid out as the probe's: cannot)
+    planned = plan(nest, merge=not columns)
+    again = _columns_map(planned, shape, columns) if columns else _rows_map(planned, shape)
+    if again != per_row:  # (outputs laid out as the probe's: cannot)
         raise AssertionError("epilogue outputs are not row-major")
     L.family_state.setdefault("epilogues", set()).add(id(consumer))
-    return Epilogue(consumer, nest, planned, per_row)
+    return Epilogue(consumer, nest, planned, per_row, bool(columns))
 
 
 def epilogue_dest(L: FunctionLowering, product: Eqn) -> View | None:
@@ -107,7 +114,11 @@ def epilogue_dest(L: FunctionLowering, product: Eqn) -> View | None:
 
 def emit_epilogue(b: ir.IRBuilder, epilogue: Epilogue, bases: list[ir.Value], lo: ir.Value,
                   hi: ir.Value) -> None:
-    """The epilogue over rows lo..hi of the product, with `bases` loaded in the task."""
+    """The epilogue over rows lo..hi of the product (columns lo..hi for a product split by
+    columns), with `bases` loaded in the task."""
+    if epilogue.columns:
+        emit_planned_columns(b, epilogue.nest, epilogue.plan, bases, lo, hi)
+        return
     if epilogue.per_row != 1:
         lo, hi = (b.mul(x, ir.Constant(x.type, epilogue.per_row)) for x in (lo, hi))
     emit_planned(b, epilogue.nest, epilogue.plan, bases, lo, hi)
@@ -171,6 +182,14 @@ def _rows_map(planned, shape: tuple[int, ...]) -> int | None:
     if list(planned.shape) == [m * n] and planned.lanes and n % planned.lanes == 0:
         return n
     return None
+
+
+def _columns_map(planned, shape: tuple[int, ...], start: int) -> int | None:
+    """1 if the plan kept (rows, columns) and its vectors fit chunks of columns that start
+    on multiples of `start` (no vector straddles two chunks); None otherwise."""
+    if any(r is not None for r in planned.reduce) or list(planned.shape) != list(shape):
+        return None
+    return 1 if planned.lanes and start % planned.lanes == 0 else None
 
 
 def _positions(L: FunctionLowering) -> dict[int, tuple[Block, int]]:

@@ -291,7 +291,9 @@ def _operand(view: View, iota_dim: int | None, bases: list, base_ids: dict) -> _
                     base_index=base_ids[key])
 
 
-def plan(nest: Nest) -> _Plan:
+def plan(nest: Nest, merge: bool = True) -> _Plan:
+    """The nest's loops: size-1 axes dropped and, with `merge`, adjacent axes along which
+    every operand is contiguous merged into one."""
     bases: list[ir.Value] = []
     ids: dict = {}
     ins = [_operand(i.view, i.iota_dim, bases, ids) for i in nest.inputs]
@@ -302,7 +304,7 @@ def plan(nest: Nest) -> _Plan:
     shape = [shape[d] for d in keep]
     for op in ops:
         op.strides = [op.strides[d] for d in keep]
-    d = len(shape) - 2
+    d = len(shape) - 2 if merge else -1
     while d >= 0:  # merge axis d+1 into d where every operand is contiguous across them
         if all(op.strides[d] == op.strides[d + 1] * shape[d + 1] for op in ops):
             shape[d] *= shape[d + 1]
@@ -359,6 +361,15 @@ def emit_planned(b: ir.IRBuilder, nest: Nest, p: _Plan, bases: list, lo: ir.Valu
     """Indices lo..hi of axis 0 of a planned nest (`plan(nest)`), with `bases` (the plan's
     base pointers as seen where `b` writes): a chunk of it, run inside another task."""
     _Emitter(b, nest, p, bases).run(lo, hi)
+
+
+def emit_planned_columns(b: ir.IRBuilder, nest: Nest, p: _Plan, bases: list, lo: ir.Value,
+                         hi: ir.Value) -> None:
+    """Indices lo..hi of the last axis of a planned nest of rank 2 (planned unmerged), every
+    row: a chunk of columns, run inside another task."""
+    if p.rank != 2:
+        raise ValueError(f"a column chunk of a nest of rank {p.rank}")
+    _Emitter(b, nest, p, bases).run(None, None, columns=(lo, hi))
 
 
 # ---- short rows: widening ----------------------------------------------------------------------
@@ -502,8 +513,13 @@ class _Emitter:
         self.b, self.nest, self.p, self.bases = b, nest, p, bases
         self.columns: dict[int, ir.Value] = {}     # running column reductions (registers)
         self.column_in: dict[int, ir.Value] = {}
+        self.column_range: tuple[ir.Value, ir.Value] | None = None
 
-    def run(self, lo: ir.Value | None, hi: ir.Value | None) -> None:
+    def run(self, lo: ir.Value | None, hi: ir.Value | None,
+            columns: tuple[ir.Value, ir.Value] | None = None) -> None:
+        """Indices lo..hi of axis 0 (all of it for None), and of the last axis only
+        `columns` (lo, hi) when given."""
+        self.column_range = columns
         offsets = [i64(op.offset) for op in self.p.inputs + self.p.outputs]
         if self.p.rank == 0:
             self._straight(offsets)
@@ -569,6 +585,8 @@ class _Emitter:
         emitted once and no scalar remainder loop is needed."""
         b, p = self.b, self.p
         n_in = len(p.inputs)
+        if lo is None and self.column_range is not None:
+            lo, hi = self.column_range
         start = lo if lo is not None else i64(0)
         stop = hi if hi is not None else i64(p.shape[-1])
         invariant = {k: self._read(op, offsets[k], 0, 0)

@@ -306,8 +306,8 @@ def _epilogues(monkeypatch) -> list:
     taken = []
     real = dot.take_epilogue
 
-    def spy(L, eqn, dest):
-        epilogue = real(L, eqn, dest)
+    def spy(L, eqn, dest, columns=0):
+        epilogue = real(L, eqn, dest, columns)
         taken.append(None if epilogue is None else epilogue.eqn.prim.name)
         return epilogue
 
@@ -416,3 +416,27 @@ def test_product_that_dies_in_its_epilogue_is_written_into_the_epilogues_result(
     np.testing.assert_allclose(got, np.tanh(g.astype(np.float64) @ w.T) @ w2, rtol=1e-4,
                                atol=1e-3)
     assert placed[0] is True
+
+
+@pytest.mark.parametrize("n", [1024, 1000, 333])
+def test_products_split_by_columns_run_their_epilogue_on_each_chunk_of_columns(
+        monkeypatch, n):
+    """`tanh(x @ w + b)` with few rows and many columns (the threads split C by columns,
+    dot.py `_splits_columns`): bias, tanh and its derivative run on each chunk of columns
+    just computed, every row, with column counts that end inside a vector."""
+    from redraft.compiler.backend.llvm import dot
+    taken = _epilogues(monkeypatch)
+    x, w, b = (sample((128, 300), np.float32, seed=21), sample((300, n), np.float32, seed=22),
+               sample((n,), np.float32, seed=23))
+    m, k = 128, 300
+    assert dot._splits_columns(m, n, k, np.dtype(np.float32))
+
+    def layer(x, w, b):
+        t = jnp.tanh(x @ w + b)
+        return t, 1.0 - t * t
+
+    t, d = check(layer, x, w, b, rtol=1e-4, atol=1e-4, eager=False)
+    want = np.tanh(x.astype(np.float64) @ w + b)
+    np.testing.assert_allclose(t, want, rtol=1e-4, atol=5e-4)
+    np.testing.assert_allclose(d, 1.0 - want * want, rtol=1e-4, atol=5e-4)
+    assert taken == ["fused"]
