@@ -40,6 +40,10 @@ KERNEL_MIN_WORK = 20_000         # m * n * k below which a nest is as fast (32x6
 KERNEL_MIN_SIDE = 16             # and m at least this (the kernel pads to 12 x 32 tiles)
 KERNEL_MIN_COLUMNS = 2           # and n: narrow products (n <= one vector) read A in place
 PARALLEL_FLOPS = 2 * 128 ** 3    # the matmul driver's threshold for using threads
+NARROW_PARALLEL_FLOPS = 8 * PARALLEL_FLOPS  # and a narrow product's (N <= one vector), in
+#                                  the flops its columns need: each chunk of rows sets up
+#                                  its own copy of B, and 128x1024 @ 1024x10 (15 us on one
+#                                  thread) took twice as long on two
 COLUMN_SPLIT_ROWS = 256          # threaded products with at most this many rows (and at
 COLUMN_CHUNK_PANELS = 4          # least twice as many columns) split C by columns, in
 #                                  chunks of whole NR-column panels (see _splits_columns):
@@ -309,6 +313,13 @@ def _splits_columns(m: int, n: int, k: int, dtype: np.dtype) -> bool:
             and n >= 2 * m and n > cfg.vl)
 
 
+def _threaded(cfg, m: int, n: int, k: int) -> bool:
+    """Whether a product on the kernel is worth the thread pool's hand-off."""
+    if n <= cfg.vl:
+        return 2 * m * n * k >= NARROW_PARALLEL_FLOPS
+    return 2 * m * cfg.padded_columns(n) * k >= PARALLEL_FLOPS
+
+
 def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
                     share: SharedPacking | None = None, first: ir.Value | None = None,
                     epilogue: Epilogue | None = None, columns: bool = False) -> None:
@@ -329,7 +340,7 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
     bm, key_b, pack_task = None, None, None
     batch = int(np.prod([lhs.shape[i] for i in lb], dtype=np.int64))
     panels = -(-n // cfg.nr)
-    threads = 2 * m * cfg.padded_columns(n) * k >= PARALLEL_FLOPS
+    threads = _threaded(cfg, m, n, k)
     cx, b = L.cx, L.b
     if packs:
         bm, (sbb, sbk, sbn), key_b = _canonical(L, rhs, rb + rc + rf, [rb, rc, rf])
