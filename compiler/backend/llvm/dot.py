@@ -47,7 +47,7 @@ NARROW_PARALLEL_FLOPS = 8 * PARALLEL_FLOPS  # and a narrow product's (N <= one v
 COLUMN_SPLIT_ROWS = 256          # threaded products with at most this many rows (and at
 COLUMN_CHUNK_PANELS = 4          # least twice as many columns) split C by columns, in
 #                                  chunks of whole NR-column panels (see _splits_columns):
-#                                  8 chunks of 1024 columns, not 4, so that a thread held up
+#                                  1024 columns in 8 chunks, not 4, so that a thread held up
 #                                  leaves less to wait for; each chunk packs all of A again,
 #                                  which costs nothing measurable (1, 4 or 8 chunks run one
 #                                  after another on one thread: the same time, within 2%)

@@ -1,5 +1,6 @@
 """Epilogues: the elementwise nest that consumes a matrix product, run on each chunk of the
-product's rows by the thread that just computed it.
+product's rows (or of its columns, for a product the threads split by columns) by the thread
+that just computed it.
 
 A product's result is usually read at once by one `fused` elementwise equation (bias and
 tanh after a forward product, times tanh's derivative after a backward one, the SGD update
@@ -11,7 +12,9 @@ Run as the product's epilogue, each thread applies it to the rows it has just co
 that is sound when every other operand it reads already exists there (SSA: nothing between
 can change them, and their buffers stay live until the equation's own position), and its
 results get buffers of their own (never an operand's, whose readers between the product
-and the equation must still see it).
+and the equation must still see it). A product whose result only the epilogue reads is
+written straight into one of the epilogue's results, which the epilogue then updates in
+place (epilogue_dest).
 """
 from __future__ import annotations
 
