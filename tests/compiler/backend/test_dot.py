@@ -329,9 +329,13 @@ def test_weight_gradient_update_runs_as_the_products_epilogue(monkeypatch):
     assert "fused" in taken
 
     taken.clear()
-    x, w, b = (sample((301, 200), np.float32, seed=4), sample((200, 70), np.float32, seed=5),
-               sample((70,), np.float32, seed=6))
+    _check_tanh_layer(sample((301, 200), np.float32, seed=4),
+                      sample((200, 70), np.float32, seed=5), sample((70,), np.float32, seed=6))
+    assert "fused" in taken
 
+
+def _check_tanh_layer(x, w, b) -> None:
+    """jit of `tanh(x @ w + b)` and its derivative `1 - t * t` against NumPy."""
     def layer(x, w, b):
         t = jnp.tanh(x @ w + b)
         return t, 1.0 - t * t
@@ -340,7 +344,6 @@ def test_weight_gradient_update_runs_as_the_products_epilogue(monkeypatch):
     want = np.tanh(x.astype(np.float64) @ w + b)
     np.testing.assert_allclose(t, want, rtol=1e-4, atol=5e-4)
     np.testing.assert_allclose(d, 1.0 - want * want, rtol=1e-4, atol=5e-4)
-    assert "fused" in taken
 
 
 def test_epilogue_only_with_operands_that_exist_at_the_product(monkeypatch):
@@ -428,15 +431,6 @@ def test_products_split_by_columns_run_their_epilogue_on_each_chunk_of_columns(
     taken = _epilogues(monkeypatch)
     x, w, b = (sample((128, 300), np.float32, seed=21), sample((300, n), np.float32, seed=22),
                sample((n,), np.float32, seed=23))
-    m, k = 128, 300
-    assert dot._splits_columns(m, n, k, np.dtype(np.float32))
-
-    def layer(x, w, b):
-        t = jnp.tanh(x @ w + b)
-        return t, 1.0 - t * t
-
-    t, d = check(layer, x, w, b, rtol=1e-4, atol=1e-4, eager=False)
-    want = np.tanh(x.astype(np.float64) @ w + b)
-    np.testing.assert_allclose(t, want, rtol=1e-4, atol=5e-4)
-    np.testing.assert_allclose(d, 1.0 - want * want, rtol=1e-4, atol=5e-4)
+    assert dot._splits_columns(128, n, 300, np.dtype(np.float32))
+    _check_tanh_layer(x, w, b)
     assert taken == ["fused"]
