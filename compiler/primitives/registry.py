@@ -260,7 +260,7 @@ def elementwise_batching(static: tuple[str, ...] = (),
 @dataclass
 class BatchEntry:
     op: Callable
-    kind: str  # "rule", "loop", "source" or "unbatchable"
+    kind: str  # "rule", "loop", "source", "unbatchable" or "lazy" (defbatch_lazily)
     rule: Callable | ElementwiseBatching | None = None
     reason: str | None = None
     returns: str = "array"  # for loops: "array" (jnp.stack) or "any" (vm.stack_examples)
@@ -278,6 +278,14 @@ def defbatch(op: Callable, rule: Callable | ElementwiseBatching) -> None:
 def defbatch_loop(op: Callable, reason: str, returns: str = "array") -> None:
     """`op` is batched by a loop over the examples; `reason` says why no vectorised rule."""
     BATCH_RULES[key(op)] = BatchEntry(key(op), "loop", reason=reason, returns=returns)
+
+
+def defbatch_lazily(op: Callable, decide: Callable[[], None]) -> None:
+    """`op`'s entry is made by `decide()` (which registers it) when first looked up:
+    choosing between reading a library function's source and a loop over the examples
+    costs a read of that source, and done at import for every library function it took
+    most of `import redraft`."""
+    BATCH_RULES[key(op)] = BatchEntry(key(op), "lazy", decide)
 
 
 def defbatch_source(op: Callable) -> None:

@@ -33,8 +33,8 @@ from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.primitives.registry import (BATCH_RULES, AxisBatching,  # noqa: F401
                                                   BatchEntry, ElementwiseBatching,
                                                   LeadingAxesBatching, batch_alias, defbatch,
-                                                  defbatch_loop, defbatch_source,
-                                                  defnotbatchable, rules_for)
+                                                  defbatch_lazily, defbatch_loop,
+                                                  defbatch_source, defnotbatchable, rules_for)
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE
 from redraft.compiler.transforms.batch.vmap_refs import vm_ref
 
@@ -51,14 +51,22 @@ def raw_batch_entry(op) -> BatchEntry | None:
     """The entry for `op`, or for the operation the AD registry says it is an alias of, as
     registered (a declared kind of rule as its declaration)."""
     try:
-        entry = BATCH_RULES.get(op)
+        entry = _decided(BATCH_RULES.get(op))
     except TypeError:
         return None
     if entry is None:
         ad = rules_for(op)
         if ad is not None and ad.op is not op:
-            entry = BATCH_RULES.get(ad.op)
+            entry = _decided(BATCH_RULES.get(ad.op))
     return entry
+
+
+def _decided(entry: BatchEntry | None) -> BatchEntry | None:
+    """`entry`, or for a lazy one (registry.defbatch_lazily) the entry its decision makes."""
+    if entry is None or entry.kind != "lazy":
+        return entry
+    entry.rule()
+    return BATCH_RULES.get(entry.op)
 
 
 def batch_entry(op) -> BatchEntry | None:

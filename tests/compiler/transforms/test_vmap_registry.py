@@ -125,3 +125,33 @@ def test_einsum_gains_a_batch_letter():
     assert batched_subscripts("ij,j->i", [False, True]) == "ij,zj->zi"
     assert batched_subscripts("i,i", [True, True]) == "zi,zi->z"
     assert batched_subscripts("zi,i->z", [True, False]) == "yzi,i->yz"
+
+
+def test_library_functions_are_read_when_vmap_first_meets_them():
+    """`import redraft` reads no library function's source to choose how vmap batches it
+    (that took most of the import): the entry is decided on first lookup, through the
+    source where Core can say the function, else by a loop; an alias of a function not yet
+    decided gets the decision too."""
+    import subprocess
+    import sys
+    probe = ("import redraft.numpy as jnp\n"
+             "from redraft.compiler.transforms.batch.batching import BATCH_RULES, batch_entry\n"
+             "print(BATCH_RULES[jnp.polyval].kind, batch_entry(jnp.polyval).kind,\n"
+             "      BATCH_RULES[jnp.polyval].kind)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["lazy", "source", "source"]
+    from redraft.compiler.primitives.registry import BatchEntry, batch_alias, defbatch_lazily
+
+    def original(x):
+        return x + 1
+
+    def alias(x):
+        return x + 1
+
+    decided = []
+    defbatch_lazily(original, lambda: decided.append(1) or BATCH_RULES.__setitem__(
+        original, BatchEntry(original, "source")))
+    batch_alias(alias, original)
+    assert batch_entry(alias).kind == "source" and decided == [1]
+    assert batch_entry(original).kind == "source" and decided == [1]

@@ -1,10 +1,8 @@
 """Batching rules of the helpers derivative code calls (runtime/ad.py), so that vmap(grad(f))
 batches: simple ones by rule, the ones written in plain redraft.numpy through their source,
 the rest by a loop over the examples."""
-import inspect
 
 from redraft.compiler.core import ir
-from redraft.compiler.frontend.normalize import UnsupportedSyntaxError, lower_function
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.batch.rules.common import (
@@ -14,9 +12,10 @@ from redraft.compiler.transforms.batch.rules.common import (
     loop_returning,
     same_type_of,
     shift,
+    register_public_functions,
     static_or_none,
 )
-from redraft.compiler.transforms.batch.batching import BATCH_RULES, defbatch, defbatch_source
+from redraft.compiler.transforms.batch.batching import defbatch
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
 
 
@@ -215,19 +214,6 @@ defbatch(ad.dot_general_lhs_bar, _dot_general_bar("dot_general_lhs_bar", "lhs", 
 defbatch(ad.dot_general_rhs_bar, _dot_general_bar("dot_general_rhs_bar", "rhs", False))
 
 
-def _register_the_rest() -> None:
-    """Every other public helper: through its source when Core can express it, else by a
-    loop over the examples (a helper added later is covered the same way)."""
-    for name, fn in vars(ad).items():
-        if not inspect.isfunction(fn) or fn.__module__ != ad.__name__ or name.startswith("_"):
-            continue
-        if fn in BATCH_RULES:
-            continue
-        try:
-            lower_function(fn)
-            defbatch_source(fn)
-        except (UnsupportedSyntaxError, OSError, TypeError):
-            defbatch(fn, loop_returning("any"))
-
-
-_register_the_rest()
+# every other public helper: through its source when Core can express it, else by a loop
+# over the examples (a helper added later is covered the same way)
+register_public_functions(ad)

@@ -1,12 +1,17 @@
 """Building blocks of batching rules: operand alignment, axis arguments, rule families."""
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Callable
 
 from redraft.compiler.core import ir
+from redraft.compiler.frontend.normalize import UnsupportedSyntaxError, lower_function
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.primitives.registry import ElementwiseBatching
-from redraft.compiler.transforms.batch.batching import RULE_KINDS, NotStatic, RuleCall
+from redraft.compiler.transforms.batch.batching import (BATCH_RULES, RULE_KINDS, NotStatic,
+                                                       RuleCall, defbatch, defbatch_lazily,
+                                                       defbatch_source)
 from redraft.compiler.transforms.batch.vmap_ranks import covers
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
 
@@ -232,3 +237,23 @@ def axis_op(operand: str, *axes: str, defaults: tuple = ()) -> Callable:
                 repl[name] = axis_arg(b, name, repl[operand], default)
         return b.rebuild(**repl), bt.B
     return rule
+
+
+def register_public_functions(module, skip=()) -> None:
+    """Every public function of `module` without an entry: through its source when Core can
+    express it, else by a loop over the examples, decided when vmap first meets it (reading
+    the sources of all of them took most of `import redraft`)."""
+    for name, fn in vars(module).items():
+        if (not inspect.isfunction(fn) or fn.__module__ != module.__name__
+                or name.startswith("_") or name in skip or fn in BATCH_RULES):
+            continue
+        defbatch_lazily(fn, functools.partial(_source_or_loop, fn))
+
+
+def _source_or_loop(fn) -> None:
+    """Register `fn` as batched through its source if Core can express it, else by a loop."""
+    try:
+        lower_function(fn)
+        defbatch_source(fn)
+    except (UnsupportedSyntaxError, OSError, TypeError):
+        defbatch(fn, loop_returning("any"))

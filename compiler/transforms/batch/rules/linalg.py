@@ -3,7 +3,9 @@
 axes of its two operands), so a batched call is the same call with the batch axis in front."""
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.runtime import lah
-from redraft.compiler.transforms.batch.rules.common import as_array, loop, static_or_none
+from redraft.compiler.transforms.batch.rules.common import (as_array, loop,
+                                                          register_public_functions,
+                                                          static_or_none)
 from redraft.compiler.primitives.registry import LeadingAxesBatching
 from redraft.compiler.transforms.batch.batching import RULE_KINDS, defbatch, defbatch_source
 
@@ -58,12 +60,7 @@ defbatch(jnp.linalg.eigvals, _leading(("a",), lambda b: bt.B))
 defbatch_source(jnp.linalg._euclidean_norm)
 
 
-def _register_modules() -> None:
-    """jnp.linalg, jnp.fft and the derivative helpers are plain Python over these
-    primitives: vmap reads their source (misc.register_module)."""
-    from redraft.compiler.transforms.batch.rules.misc import register_module
-    for module in (jnp.linalg, jnp.fft, lah):
-        register_module(module)
-
-
-_register_modules()
+# jnp.linalg, jnp.fft and the derivative helpers are plain Python over these primitives:
+# vmap reads their source
+for _module in (jnp.linalg, jnp.fft, lah):
+    register_public_functions(_module)

@@ -2,23 +2,19 @@
 every example), data-dependent shapes (batchable only with `size=`), and the helper modules
 whose functions are plain Python over redraft.numpy (batched through their source). The
 convolutions and gathers declare their loops in their family files."""
-import inspect
 
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
-from redraft.compiler.frontend.normalize import UnsupportedSyntaxError, lower_function
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.batch.rules.common import (
     elementwise,
     loop,
-    loop_returning,
+    register_public_functions,
     static_or_none,
     unbatched_result,
 )
 from redraft.compiler.transforms.batch.batching import (
-    BATCH_RULES,
     defbatch,
-    defbatch_source,
     defnotbatchable,
 )
 
@@ -60,27 +56,13 @@ defnotbatchable(jnp.trim_zeros, "its result's shape depends on the values of eac
 defbatch(lax.conv_dimension_numbers, unbatched_result)
 
 
-def register_module(module, skip=()) -> None:
-    """Every public function of `module` without an entry: through its source when Core can
-    express it, else by a loop over the examples."""
-    for name, fn in vars(module).items():
-        if (not inspect.isfunction(fn) or fn.__module__ != module.__name__
-                or name.startswith("_") or name in skip or fn in BATCH_RULES):
-            continue
-        try:
-            lower_function(fn)
-            defbatch_source(fn)
-        except (UnsupportedSyntaxError, OSError, TypeError):
-            defbatch(fn, loop_returning("any"))
-
-
 def _register_helper_modules() -> None:
     from redraft.compiler.transforms.runtime import lad
-    register_module(lad)
-    register_module(core_helpers)
-    register_module(nn)
+    register_public_functions(lad)
+    register_public_functions(core_helpers)
+    register_public_functions(nn)
     from redraft.nn import scaled
-    register_module(scaled)
+    register_public_functions(scaled)
 
 
 _register_helper_modules()
@@ -104,5 +86,5 @@ def register_numpy_library() -> None:
     for module in (array_api_aliases, array_misc, bessel, dtype_queries, functional,
                    index_tricks, nan_reductions, number_parts, polynomial_roots, polynomials,
                    sets, statistics, windows):
-        register_module(module)
+        register_public_functions(module)
 del ir
