@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 
 import numpy as np
 
@@ -69,23 +70,26 @@ def rsqrt(x) -> np.ndarray:
         return (1.0 / np.sqrt(x.astype(np.float64))).astype(F32)
 
 
+@functools.cache
+def _libm() -> ctypes.CDLL:
+    """The C library's math library, found once (each find_library runs ldconfig: 3 ms)."""
+    return ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+
+
 def _libm_unary(name: str):
-    lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-    fn = getattr(lib, name)
+    fn = getattr(_libm(), name)
     fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
     return fn
 
 
 def _libm_binary(name: str):
-    lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-    fn = getattr(lib, name)
+    fn = getattr(_libm(), name)
     fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float, ctypes.c_float]
     return fn
 
 
 def _libm_double(name: str, arity: int):
-    lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-    fn = getattr(lib, name)
+    fn = getattr(_libm(), name)
     fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double] * arity
     return np.frompyfunc(fn, arity, 1)
 
