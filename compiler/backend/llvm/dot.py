@@ -344,7 +344,8 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
     cx, b = L.cx, L.b
     if packs:
         bm, (sbb, sbk, sbn), key_b = _canonical(L, rhs, rb + rc + rf, [rb, rc, rf])
-        packed, key_p = L.temporary(dtype, (k * panels * cfg.nr,))
+        packed, key_p = L.temporary(dtype, (k * panels * cfg.nr,),
+                                    kept_by_loop=first is not None)
         pack_task = None if columns else _pack_task(cx, cfg, (sbk, sbn, k, n))
     else:
         packed, key_p = packings[share.key]

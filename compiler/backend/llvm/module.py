@@ -259,12 +259,15 @@ class FunctionLowering:
         self.ws.transfer(owner, v.id)
         return View(self.workspace, dtype, shape, view.strides, slot[0] // dtype.itemsize)
 
-    def temporary(self, dtype: np.dtype, shape: tuple[int, ...]) -> tuple[View, int]:
-        """A fresh workspace array (release it with `self.ws.release(key)`)."""
+    def temporary(self, dtype: np.dtype, shape: tuple[int, ...], kept_by_loop: bool = False
+                  ) -> tuple[View, int]:
+        """A fresh workspace array (release it with `self.ws.release(key)`). `kept_by_loop`:
+        it lives across the iterations of the loop being lowered (Workspace.allocate_fresh)."""
         self._temps = getattr(self, "_temps", 0) + 1
         key = -self._temps
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        offset = self.ws.allocate(key, nbytes)
+        allocate = self.ws.allocate_fresh if kept_by_loop else self.ws.allocate
+        offset = allocate(key, nbytes)
         view = View(self.workspace, dtype, tuple(shape),
                     View.contiguous(None, dtype, shape).strides, offset // dtype.itemsize)
         return view, key

@@ -125,6 +125,16 @@ class Workspace:
         self.owner[owner] = (offset, nbytes)
         return offset
 
+    def allocate_fresh(self, owner: int, nbytes: int) -> int:
+        """A slice past every slice handed out so far, never one freed earlier: for a buffer
+        a loop keeps across its iterations, which must not overlap what the loop body used
+        and freed before it in program order (next iteration, that runs again)."""
+        nbytes = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
+        offset = self.size
+        self.size += nbytes
+        self.owner[owner] = (offset, nbytes)
+        return offset
+
     def release(self, owner: int) -> None:
         offset, size = self.owner.pop(owner)
         self.free.append((offset, size))

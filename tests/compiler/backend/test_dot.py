@@ -434,3 +434,22 @@ def test_products_split_by_columns_run_their_epilogue_on_each_chunk_of_columns(
     assert dot._splits_columns(128, n, 300, np.dtype(np.float32))
     _check_tanh_layer(x, w, b)
     assert taken == ["fused"]
+
+
+@pytest.mark.parametrize("m", [128, 300])
+def test_operand_packed_in_a_loops_first_iteration_outlives_the_bodys_temporaries(m):
+    """`fori_loop(..., lambda i, h: (h @ w.T) @ w, ...)`: the second product packs w in the
+    first iteration only, into a buffer kept across iterations, which must not be the space
+    the first product packed w.T into and freed (in iteration two that packing overwrote
+    it: wrong numbers from the second iteration on, silently)."""
+    x, w = sample((m, 200), np.float32, seed=31) * 0.1, sample((200, 256), np.float32,
+                                                               seed=32) * 0.1
+
+    def f(x, w):
+        return lax.fori_loop(0, 3, lambda i, h: (h @ w.T) @ w, x @ w)
+
+    got, = check(f, x, w, rtol=2e-3, atol=2e-3, eager=False)
+    h = x.astype(np.float64) @ w
+    for _ in range(3):
+        h = (h @ w.T) @ w
+    np.testing.assert_allclose(got, h, rtol=2e-3, atol=2e-3)
