@@ -14,6 +14,7 @@ import types
 from typing import Any
 
 from redraft.compiler.core import ir
+from redraft.compiler.tracing.specialise import is_traced
 from redraft.compiler.tracing.tracer import Recording, holds_tracer
 
 
@@ -22,6 +23,17 @@ def _is_redraft(value) -> bool:
     if isinstance(value, types.ModuleType):
         module = value.__name__
     return isinstance(module, str) and (module == "redraft" or module.startswith("redraft."))
+
+
+_TREE_MODULES = ("redraft.tree_util", "redraft.tree", "redraft.runtime.pytree")
+
+
+def _is_tree_util(value) -> bool:
+    """A pytree utility (tree_map, tree_leaves, ...): the structure of a traced function's
+    arguments is known while it runs, so these run as Python over tracers."""
+    module = value.__name__ if isinstance(value, types.ModuleType) else getattr(
+        value, "__module__", None)
+    return module in _TREE_MODULES
 
 
 def _has_rules(value) -> bool:
@@ -51,6 +63,8 @@ class Environment:
 
     def wrap(self, value, path: str, root=None):
         """`value`, read by traced code under the name `path`, as the trace should see it."""
+        if _is_tree_util(value):
+            return value  # runs on the structure the trace holds, its leaves tracers
         if isinstance(value, types.ModuleType):
             return ModuleProxy(self, value, path, root) if _is_redraft(value) else value
         if isinstance(value, types.FunctionType) and not _is_redraft(value):
@@ -146,11 +160,31 @@ class Recorded:
 
     def __call__(self, *args, **kwargs):
         if holds_tracer(args, kwargs):
-            return self._env.rec.call(self._ref, args, kwargs)
+            ref = self._specialised(args, kwargs)
+            if ref is not self._ref:  # a transform of a traced function: run its Core here
+                from redraft.compiler.tracing.inline import run_core, straight_line
+                from redraft.compiler.transforms.calls.callable_core import core_of
+                core = core_of(ref.value)
+                if straight_line(core) and len(args) <= len(core.params):
+                    return run_core(self._env.rec, self._env.wrap, core, list(args))
+            return self._env.rec.call(ref, args, kwargs)
         out = self._value(*(unwrap(a) for a in args), **kwargs)
         if callable(out) and not isinstance(out, type) and _is_transformed(out):
             return Recorded(self._env, out, self._env.rec.fresh_alias(out), None)
         return out
+
+    def _specialised(self, args: tuple, kwargs: dict) -> ir.Ref:
+        """The Ref to call: a transform of a traced function (grad(loss) inside a traced
+        update) is specialised on the structure its arguments have here, as at top level,
+        since the Core of the call is transformed before any argument is seen."""
+        value = self._value
+        if kwargs or not (hasattr(value, "__redraft_rewrap__") or is_traced(value)):
+            return self._ref
+        from redraft.compiler.frontend.specialise import specialise_deep
+        target = specialise_deep(value, tuple(unwrap(a) for a in args))
+        if target is value:
+            return self._ref
+        return ir.Ref(target, self._env.rec.fresh_alias(target))
 
     def __getattr__(self, name: str):
         return getattr(self._value, name)

@@ -16,6 +16,7 @@ from typing import Any
 from redraft.compiler.core import ir
 from redraft.compiler.frontend import methods
 from redraft.runtime.errors import ConcretizationTypeError, TracerBoolConversionError
+from redraft.runtime.pytree import _REGISTRY, tree_flatten, tree_leaves, tree_unflatten
 
 GETITEM = ir.Ref(operator.getitem, "[]")
 _LITERALS = (int, float, bool, complex, str, type(None))
@@ -38,12 +39,19 @@ class Recording:
     # ---- statements ------------------------------------------------------------------------
     def emit(self, expr: ir.Expr) -> "Tracer":
         """Append `t<k> = expr` and return the tracer of t<k>."""
-        self.counter += 1
-        while f"t{self.counter}" in self.reserved:
+        return self.emit_unpacked(expr, 1)[0]
+
+    def emit_unpacked(self, expr: ir.Expr, n: int) -> list["Tracer"]:
+        """Append `t<k>, ..., t<k+n-1> = expr` and return their tracers (n = 1: `t<k> =
+        expr`, the whole value)."""
+        names = []
+        for _ in range(n):
             self.counter += 1
-        name = f"t{self.counter}"
-        self.body.append(ir.Assign((name,), expr, self.origin()))
-        return Tracer(self, ir.Var(name))
+            while f"t{self.counter}" in self.reserved:
+                self.counter += 1
+            names.append(f"t{self.counter}")
+        self.body.append(ir.Assign(tuple(names), expr, self.origin()))
+        return [Tracer(self, ir.Var(name)) for name in names]
 
     def call(self, ref: ir.Ref, args: tuple, kwargs: dict) -> "Tracer":
         atoms = tuple(self.atom(a) for a in args)
@@ -90,9 +98,21 @@ class Recording:
             keys = self.atom(tuple(value))
             items = self.atom(tuple(value.values()))
             return self.emit(ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (keys, items)))._var
+        if _holds_tracer(value):  # a namedtuple or registered pytree node of tracers
+            return self._tree_atom(value)
         from redraft.compiler.tracing.environment import unwrap
         value = unwrap(value)
         return ir.Ref(value, self.fresh_alias(value))
+
+    def _tree_atom(self, value) -> ir.Atom:
+        """`unflatten_like([leaf, ...], like)`: the pytree `value` rebuilt from its leaves,
+        `like` a tree of its structure (a rule every transform knows)."""
+        from redraft.compiler.transforms.runtime.ad import unflatten_like
+        leaves, treedef = tree_flatten(value)
+        like = tree_unflatten(treedef, [0] * len(leaves))
+        items = self.atom(list(leaves))
+        ref = ir.Ref(unflatten_like, "unflatten_like")
+        return self.emit(ir.Call(ref, (items, ir.Ref(like, self.fresh_alias(like)))))._var
 
     # ---- errors ----------------------------------------------------------------------------
     def error(self, kind: type, what: str) -> Exception:
@@ -112,6 +132,8 @@ def _holds_tracer(tree) -> bool:
         return any(_holds_tracer(v) for v in tree)
     if isinstance(tree, dict):
         return any(_holds_tracer(v) for v in tree.values())
+    if type(tree) in _REGISTRY:  # a registered pytree node (a model's parameters)
+        return any(isinstance(v, Tracer) for v in tree_leaves(tree))
     return False
 
 
@@ -174,8 +196,19 @@ class Tracer:
                               "the truth value of a traced value was needed (an `if`, "
                               "`while`, `and`/`or` or comparison chain on it)")
 
-    def _concrete(self, what: str):
-        raise self._rec.error(ConcretizationTypeError, f"{what} of a traced value was needed")
+    def _concrete(self, what: str, hint: str = ""):
+        raise self._rec.error(ConcretizationTypeError,
+                              f"{what} of a traced value was needed{hint}")
+
+    def _structure_hint(self) -> str:
+        """For a parameter traced as one value: why its structure was not known."""
+        name = self._var.name
+        if name not in self._rec.reserved:
+            return ""
+        return (f" (parameter `{name}`: redraft traces a list, tuple or dict argument as "
+                f"its structure where it sees the call's arguments, but here "
+                f"`{self._rec.name}` was read without them, as when vmap reads the "
+                "functions that a function whose source it reads calls)")
 
     def __index__(self):
         self._concrete("a Python int (an index, a size or a range bound)")
@@ -190,12 +223,12 @@ class Tracer:
         self._concrete("a Python complex")
 
     def __len__(self):
-        self._concrete("the length")
+        self._concrete("the length", self._structure_hint())
 
     def __iter__(self):
         n = _unpack_count(sys._getframe(1))
         if n is None:
-            self._concrete("the length (to iterate over it)")
+            self._concrete("the length (to iterate over it)", self._structure_hint())
         return iter([self[i] for i in range(n)])
 
     def __array__(self, dtype=None, copy=None):
