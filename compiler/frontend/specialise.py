@@ -16,6 +16,9 @@ from typing import Callable
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.ssa import to_ssa
 from redraft.compiler.frontend.static_calls import fold_constructors
+from redraft.compiler.tracing.readable import is_traced
+from redraft.compiler.tracing.specialise import (install_frontend, specialise_traced_call,
+                                                 traced_for)
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state, identity
 
 _LOWERING: list[Callable] = []  # normalize.lower_function
@@ -93,7 +96,6 @@ def specialise_call(fn, args: tuple, kwargs: dict, static=()) -> tuple[object, t
         made = TRANSFORM_CACHE.get(fn, ("rewrapped", identity(target), tuple(kinds)),
                                    lambda: fn.__redraft_rewrap__(target, tuple(kinds)))
         return made, flat, kinds
-    from redraft.compiler.tracing.specialise import is_traced, specialise_traced_call
     if is_traced(fn) and not call_shape.gathers(fn):  # traced per argument structure
         return specialise_traced_call(fn, args, kwargs, static)
     if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
@@ -109,7 +111,6 @@ def needs_specialising(fn) -> bool:
     from redraft.compiler.frontend.call_shape import specialises
     while hasattr(fn, "__redraft_rewrap__"):
         fn = getattr(fn, "__redraft_inner__", None)
-    from redraft.compiler.tracing.specialise import is_traced
     return (fn is not None and (specialises(fn) or is_traced(fn))
             and not hasattr(fn, "__redraft_transformable__"))
 
@@ -267,7 +268,6 @@ def specialise_on_values(fn, args: tuple):
         statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
     if not _source_function(target):
         return fn
-    from redraft.compiler.tracing.specialise import is_traced, traced_for
     if is_traced(target):  # traced for the structure of its arguments
         made = traced_for(target, args, {i for i, _ in statics})
         if not statics:
@@ -482,3 +482,6 @@ def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
     if isinstance(s, ir.ExprStmt):
         return ir.ExprStmt(fix(s.expr), s.origin)
     return ir.with_blocks(s, lambda b: [_map_calls(x, fix) for x in b])
+
+
+install_frontend(fold_static_calls, is_function_value)  # traced functions are read with them

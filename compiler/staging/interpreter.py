@@ -20,7 +20,7 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder, aval_of
 from redraft.compiler.ir.ssa import Block, for_p, print_p, while_p, cond_p
 from redraft.compiler.staging import stacks, values
-from redraft.compiler.tracing.specialise import is_traced
+from redraft.compiler.tracing.readable import is_traced
 from redraft.compiler.transforms.calls.callees import Transformed
 from redraft.runtime.array import Array
 from redraft.runtime.pytree import tree_flatten, tree_unflatten

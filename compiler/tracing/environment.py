@@ -11,11 +11,12 @@ same proxies, so its work is inlined into the trace.
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, Callable
 
 from redraft.compiler.core import ir
-from redraft.compiler.tracing.specialise import is_traced
-from redraft.compiler.tracing.tracer import Recording, holds_tracer
+from redraft.compiler.tracing.inline import run_core, straight_line
+from redraft.compiler.tracing.readable import is_traced
+from redraft.compiler.tracing.tracer import VIEWS, Recording, holds_tracer, unwrap
 
 
 def _is_redraft(value) -> bool:
@@ -44,13 +45,14 @@ def _has_rules(value) -> bool:
         return False
 
 
-def unwrap(value):
-    """The object behind a proxy (a constant the trace refers to)."""
-    if isinstance(value, (ModuleProxy, Recorded)):
-        return value._value
-    if isinstance(value, TracedThrough):
-        return value._fn
-    return value
+# (fn, args) -> (fn specialised on args, its Core), or None where that is fn itself:
+# installed by compiler/transforms/calls/callable_core.py, which reads Core (above us).
+_SPECIALISED: list[Callable] = []
+
+
+def install_specialised_core(specialised_core: Callable) -> None:
+    """Called once by compiler/transforms/calls/callable_core.py when it is imported."""
+    _SPECIALISED[:] = [specialised_core]
 
 
 class Environment:
@@ -160,31 +162,28 @@ class Recorded:
 
     def __call__(self, *args, **kwargs):
         if holds_tracer(args, kwargs):
-            ref = self._specialised(args, kwargs)
-            if ref is not self._ref:  # a transform of a traced function: run its Core here
-                from redraft.compiler.tracing.inline import run_core, straight_line
-                from redraft.compiler.transforms.calls.callable_core import core_of
-                core = core_of(ref.value)
-                if straight_line(core) and len(args) <= len(core.params):
-                    return run_core(self._env.rec, self._env.wrap, core, list(args))
+            found = self._specialised(args, kwargs)
+            if found is None:
+                return self._env.rec.call(self._ref, args, kwargs)
+            target, core = found  # a transform of a traced function: run its Core here
+            if straight_line(core) and len(args) <= len(core.params):
+                return run_core(self._env.rec, self._env.wrap, core, list(args))
+            ref = ir.Ref(target, self._env.rec.fresh_alias(target))
             return self._env.rec.call(ref, args, kwargs)
         out = self._value(*(unwrap(a) for a in args), **kwargs)
         if callable(out) and not isinstance(out, type) and _is_transformed(out):
             return Recorded(self._env, out, self._env.rec.fresh_alias(out), None)
         return out
 
-    def _specialised(self, args: tuple, kwargs: dict) -> ir.Ref:
-        """The Ref to call: a transform of a traced function (grad(loss) inside a traced
-        update) is specialised on the structure its arguments have here, as at top level,
-        since the Core of the call is transformed before any argument is seen."""
+    def _specialised(self, args: tuple, kwargs: dict):
+        """(callable, its Core) where the call is of a traced function or a transform of
+        one (grad(loss) inside a traced update): specialised on the structure its
+        arguments have here, as at top level; else None (the call is recorded as it is)."""
         value = self._value
-        if kwargs or not (hasattr(value, "__redraft_rewrap__") or is_traced(value)):
-            return self._ref
-        from redraft.compiler.frontend.specialise import specialise_deep
-        target = specialise_deep(value, tuple(unwrap(a) for a in args))
-        if target is value:
-            return self._ref
-        return ir.Ref(target, self._env.rec.fresh_alias(target))
+        if kwargs or not _SPECIALISED or not (hasattr(value, "__redraft_rewrap__")
+                                              or is_traced(value)):
+            return None
+        return _SPECIALISED[0](value, tuple(unwrap(a) for a in args))
 
     def __getattr__(self, name: str):
         return getattr(self._value, name)
@@ -208,3 +207,7 @@ class TracedThrough:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._fn, name)
+
+
+VIEWS.update({ModuleProxy: lambda proxy: proxy._value, Recorded: lambda proxy: proxy._value,
+              TracedThrough: lambda proxy: proxy._fn})

@@ -4,7 +4,8 @@ A function without readable source is traced, and tracing runs its Python: `for 
 params` needs the length of `params`, `d["w"]` its keys. So each call's arguments give
 the structure the function is traced for: a parameter whose argument is a list, tuple,
 dict, namedtuple or registered pytree is traced as that structure of tracers; a function
-value or a jitted function's static argument is passed as itself. `traced_for` gives one
+value, a jitted function's static argument or a default the call leaves to the function is
+passed as itself (a constant). `traced_for` gives one
 TracedFor per (function, structure), cached, so a call with another structure (three
 layers after two) traces again and never runs a Core traced for another.
 """
@@ -12,91 +13,37 @@ from __future__ import annotations
 
 import inspect
 import types
-import weakref
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from redraft.compiler.core import ir
-from redraft.runtime.pytree import PyTreeDef, tree_flatten
+from redraft.compiler.frontend.source import SourceUnavailableError, parse_function
+from redraft.compiler.frontend.ssa import to_ssa
+from redraft.compiler.tracing.specs import Known, Opaque, Tree
+from redraft.compiler.tracing.trace import trace_function
+from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state
+from redraft.runtime.pytree import tree_flatten
 
-_TRACED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # code -> bool
-
-
-def is_traced(fn) -> bool:
-    """Whether transforms read `fn` by tracing it: a user's plain function (no rules of
-    its own, not redraft's) whose source cannot be read."""
-    if not isinstance(fn, types.FunctionType) or hasattr(fn, "__redraft_transformable__"):
-        return False
-    if (getattr(fn, "__module__", "") or "").startswith("redraft"):
-        return False
-    code = fn.__code__
-    found = _TRACED.get(code)
-    if found is None:
-        found = _TRACED[code] = _unreadable(fn)
-    return found
+# What the frontend's specialisation lends this module (it sits above: it calls traced_for),
+# installed by compiler/frontend/specialise.py at import: "finish" (Core -> Core, the
+# folding every read Core gets) and "is_function_value" (value -> bool).
+_FRONTEND: dict[str, Callable] = {}
 
 
-def _unreadable(fn) -> bool:
-    from redraft.compiler.frontend.source import SourceUnavailableError, parse_function
-    from redraft.compiler.primitives.registry import rules_for
-    from redraft.compiler.transforms.calls.custom import is_custom
-    if is_custom(fn) or rules_for(fn) is not None:
-        return False
-    try:
-        parse_function(fn)
-    except SourceUnavailableError:
-        return True
-    except (OSError, SyntaxError):
-        return False
-    return False
-
-
-def traced_within(fn) -> bool:
-    """Whether `fn` is traced, or a transform (grad, jit, vmap, ...) of a traced function:
-    then its Core depends on the structure of its arguments."""
-    while hasattr(fn, "__redraft_rewrap__") and getattr(fn, "__redraft_inner__", None):
-        fn = fn.__redraft_inner__
-    return is_traced(fn)
+def install_frontend(finish: Callable, is_function_value: Callable) -> None:
+    """Called once by compiler/frontend/specialise.py when it is imported."""
+    _FRONTEND.update(finish=finish, is_function_value=is_function_value)
 
 
 # ---- what each parameter is traced as --------------------------------------------------------
-
-@dataclass(frozen=True)
-class Opaque:
-    """An array (or a parameter the call leaves to its default): one tracer."""
-
-
-@dataclass(frozen=True)
-class Tree:
-    """A pytree argument: traced as this structure with one tracer per leaf."""
-    treedef: PyTreeDef
-
-
-@dataclass(frozen=True, eq=False)
-class Known:
-    """A value the trace uses as it is (a function argument, a static argument)."""
-    value: Any
-    by_identity: bool
-
-    def _key(self):
-        return ("id", id(self.value)) if self.by_identity else ("value", self.value)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Known) and other._key() == self._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
 
 ParamSpec = Any  # Opaque | Tree | Known
 
 
 def spec_of(value, static: bool) -> ParamSpec:
     """What a parameter whose argument is `value` is traced as."""
-    from redraft.compiler.frontend.specialise import is_function_value
     if static:
-        return Known(value, by_identity=False)
-    if is_function_value(value):
+        return Known(value, by_identity=not _hashable(value))
+    if _FRONTEND["is_function_value"](value):
         return Known(value, by_identity=True)
     _, treedef = tree_flatten(value)
     if treedef.kind is None:
@@ -104,11 +51,29 @@ def spec_of(value, static: bool) -> ParamSpec:
     return Tree(treedef)
 
 
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def specs_of(fn, args: tuple, static=()) -> tuple[ParamSpec, ...]:
-    """One spec per positional parameter of `fn` for a call with positional `args`."""
+    """One spec per positional parameter of `fn` for a call with positional `args`; a
+    parameter the call leaves out is its default, a constant (as in JAX)."""
     n = fn.__code__.co_argcount
-    return tuple(spec_of(args[i], i in static) if i < len(args) else Opaque()
-                 for i in range(n))
+    defaults = fn.__defaults__ or ()
+    first_default = n - len(defaults)
+    specs = []
+    for i in range(n):
+        if i < len(args):
+            specs.append(spec_of(args[i], i in static))
+        elif i >= first_default:
+            specs.append(spec_of(defaults[i - first_default], True))
+        else:
+            specs.append(Opaque())
+    return tuple(specs)
 
 
 # ---- the specialised function ------------------------------------------------------------------
@@ -131,16 +96,12 @@ class TracedFor:
 
     def __redraft_transformable__(self) -> ir.Function:
         if self._core is None:
-            from redraft.compiler.frontend.source import SourceUnavailableError, parse_function
-            from redraft.compiler.frontend.specialise import fold_static_calls
-            from redraft.compiler.frontend.ssa import to_ssa
-            from redraft.compiler.tracing.trace import trace_function
             try:
                 parse_function(self.fn)
                 raise AssertionError("a readable function is not traced")
             except SourceUnavailableError as e:
                 core = trace_function(self.fn, e, self.specs)
-            self._core = fold_static_calls(to_ssa(core, coalesce=False))
+            self._core = _FRONTEND["finish"](to_ssa(core, coalesce=False))
         return self._core
 
     def __repr__(self) -> str:
@@ -149,7 +110,6 @@ class TracedFor:
 
 def traced_for(fn: types.FunctionType, args: tuple, static=()) -> TracedFor:
     """The one TracedFor of `fn` for these arguments' structure (cached by it)."""
-    from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state
     specs = specs_of(fn, args, set(static))
     return TRANSFORM_CACHE.get(fn, ("traced for", code_state(fn), specs),
                                lambda: TracedFor(fn, specs))
@@ -160,4 +120,5 @@ def specialise_traced_call(fn, args: tuple, kwargs: dict, static=()):
     as compiler/frontend/specialise.py's specialise_call gives them."""
     from redraft.compiler.frontend.call_shape import bind_with_kinds
     _, flat, kinds = bind_with_kinds(fn, list(args), dict(kwargs), lambda name, value: value)
-    return traced_for(fn, tuple(flat), static), tuple(flat), tuple(kinds)
+    defaulted = {i for i, kind in enumerate(kinds) if kind == "default"}
+    return traced_for(fn, tuple(flat), set(static) | defaulted), tuple(flat), tuple(kinds)

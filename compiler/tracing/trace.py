@@ -16,7 +16,7 @@ import weakref
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.source import SourceUnavailableError
 from redraft.compiler.tracing.environment import Environment
-from redraft.compiler.tracing.specialise import Known, Opaque, Tree
+from redraft.compiler.tracing.specs import Known, Opaque, Tree
 from redraft.compiler.tracing.tracer import Recording, Tracer
 from redraft.runtime.pytree import tree_leaves, tree_unflatten
 

@@ -100,7 +100,6 @@ class Recording:
             return self.emit(ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (keys, items)))._var
         if _holds_tracer(value):  # a namedtuple or registered pytree node of tracers
             return self._tree_atom(value)
-        from redraft.compiler.tracing.environment import unwrap
         value = unwrap(value)
         return ir.Ref(value, self.fresh_alias(value))
 
@@ -123,6 +122,16 @@ class Recording:
             "code on values with no shape or numbers, so Python control flow and conversions "
             "on them are not possible. Use jnp.where / lax.cond / lax.fori_loop, or define "
             "the function in a file so that redraft can read its source")
+
+
+# The proxies of environment.py, each with the object it stands for (registered there).
+VIEWS: dict[type, Any] = {}
+
+
+def unwrap(value):
+    """The object behind a proxy (a constant the trace refers to)."""
+    view = VIEWS.get(type(value))
+    return value if view is None else view(value)
 
 
 def _holds_tracer(tree) -> bool:

@@ -111,7 +111,7 @@ def _per_structure(made: Transformed, fn, again: Callable) -> Transformed:
     """`made`, which specialises on its arguments' structure when called where `fn` is a
     function traced per structure or a transform of one (its Core depends on it):
     `again(g)` makes the same transform of g, fn specialised on one structure."""
-    from redraft.compiler.tracing.specialise import traced_within
+    from redraft.compiler.tracing.readable import traced_within
     if traced_within(fn):
         made._remake = (fn, again)
     return made

@@ -296,3 +296,71 @@ def test_vmap_of_a_readable_caller_says_why_the_structure_is_unknown():
 
     with pytest.raises(Exception, match=r"<string>:4: .*parameter `params`"):
         redraft.vmap(doubled, in_axes=(None, 0))(layers(2), np.stack([X, X]))
+
+
+DEFAULTS = """
+def total(x, axis=0, scale=2.0):
+    return jnp.sum(x, axis=axis) * scale
+
+def repeat(p, n, x):
+    for i in range(n):
+        x = jnp.sin(x * p[0]) + p[1]
+    return jnp.sum(x)
+"""
+
+
+def test_defaults_and_static_arguments_are_constants_of_the_trace():
+    total = exec_function(DEFAULTS, "total")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(redraft.jit(total)(x), 2 * x.sum(0))
+    np.testing.assert_allclose(redraft.jit(total, static_argnums=1)(x, 1), 2 * x.sum(1))
+    np.testing.assert_allclose(redraft.grad(lambda x: total(x).sum())(x), np.full_like(x, 2))
+    repeat = exec_function(DEFAULTS, "repeat")
+    p, v = [np.float32(0.5), np.float32(0.1)], np.float32([0.3, -0.2])
+
+    def np_repeat(p, n, x):
+        for _ in range(n):
+            x = np.sin(x * p[0]) + p[1]
+        return np.sum(x)
+    f = redraft.jit(repeat, static_argnums=1)
+    np.testing.assert_allclose(f(p, 2, v), np_repeat(p, 2, v), rtol=1e-6)
+    np.testing.assert_allclose(f(p, 3, v), np_repeat(p, 3, v), rtol=1e-6)
+    g = redraft.grad(redraft.jit(repeat, static_argnums=1))(p, 3, v)
+    fd = numerical_grad(lambda a: np_repeat([a, 0.1], 3, v.astype(np.float64)), np.float64(0.5))
+    np.testing.assert_allclose(g[0], fd, rtol=1e-3)
+
+
+REGISTERED = """
+def lin_loss(m, x):
+    return jnp.sum(m.w * x + m.b)
+
+def lin_step(m, x):
+    return Lin(m.w * x, m.b * 2.0)
+"""
+
+
+@redraft.tree_util.register_pytree_node_class
+class Lin:
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    def tree_flatten(self):
+        return (self.w, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def test_a_registered_pytree_class_in_and_out():
+    ns = {"jnp": jnp, "Lin": Lin}
+    exec(REGISTERED, ns)
+    m, x = Lin(np.float32([1.0, 2.0]), np.float32([0.5, 0.5])), np.float32([3.0, 4.0])
+    g = redraft.grad(ns["lin_loss"])(m, x)
+    assert type(g) is Lin
+    np.testing.assert_allclose(g.w, x)
+    np.testing.assert_allclose(g.b, [1.0, 1.0])
+    out = redraft.jit(ns["lin_step"])(m, x)
+    assert type(out) is Lin
+    np.testing.assert_allclose(out.w, [3.0, 8.0])
+    np.testing.assert_allclose(out.b, [1.0, 1.0])
