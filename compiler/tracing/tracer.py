@@ -22,6 +22,12 @@ GETITEM = ir.Ref(operator.getitem, "[]")
 _LITERALS = (int, float, bool, complex, str, type(None))
 
 
+class StructureUnknownError(ConcretizationTypeError):
+    """A traced function read without its arguments (so each parameter is one tracer)
+    needed the length or items of one: a caller that can run it per call instead (vmap's
+    loop over the examples) catches this."""
+
+
 class Recording:
     """The Core statements one trace has recorded so far, and the code objects it runs."""
 
@@ -205,19 +211,19 @@ class Tracer:
                               "the truth value of a traced value was needed (an `if`, "
                               "`while`, `and`/`or` or comparison chain on it)")
 
-    def _concrete(self, what: str, hint: str = ""):
-        raise self._rec.error(ConcretizationTypeError,
-                              f"{what} of a traced value was needed{hint}")
+    def _concrete(self, what: str):
+        raise self._rec.error(ConcretizationTypeError, f"{what} of a traced value was needed")
 
-    def _structure_hint(self) -> str:
-        """For a parameter traced as one value: why its structure was not known."""
+    def _unknown_structure(self, what: str):
+        """`what` of this value was needed: for a parameter traced as one value (no call's
+        arguments gave its structure), StructureUnknownError saying so."""
         name = self._var.name
         if name not in self._rec.reserved:
-            return ""
-        return (f" (parameter `{name}`: redraft traces a list, tuple or dict argument as "
-                f"its structure where it sees the call's arguments, but here "
-                f"`{self._rec.name}` was read without them, as when vmap reads the "
-                "functions that a function whose source it reads calls)")
+            self._concrete(what)
+        raise self._rec.error(StructureUnknownError, (
+            f"{what} of a traced value was needed (parameter `{name}`: redraft traces a "
+            "list, tuple or dict argument as its structure where it sees the call's "
+            f"arguments, but here `{self._rec.name}` was read without them)"))
 
     def __index__(self):
         self._concrete("a Python int (an index, a size or a range bound)")
@@ -232,12 +238,12 @@ class Tracer:
         self._concrete("a Python complex")
 
     def __len__(self):
-        self._concrete("the length", self._structure_hint())
+        self._unknown_structure("the length")
 
     def __iter__(self):
         n = _unpack_count(sys._getframe(1))
         if n is None:
-            self._concrete("the length (to iterate over it)", self._structure_hint())
+            self._unknown_structure("the length (to iterate over it)")
         return iter([self[i] for i in range(n)])
 
     def __array__(self, dtype=None, copy=None):

@@ -8,6 +8,7 @@ import pytest
 
 import redraft
 import redraft.numpy as jnp
+from redraft.compiler.tracing.tracer import StructureUnknownError
 from redraft.runtime.errors import TracerBoolConversionError
 from redraft.test_util import numerical_grad
 
@@ -288,14 +289,30 @@ def test_a_readable_function_calling_a_traced_one_under_grad_and_jit():
                                rtol=1e-5)
 
 
-def test_vmap_of_a_readable_caller_says_why_the_structure_is_unknown():
+def test_vmap_of_a_readable_caller_runs_the_traced_callee_per_example():
     mlp = exec_function(MLP, "mlp")
+    params = layers(2)
+    xs = RNG.randn(3, 2, 3).astype(np.float32)
 
     def doubled(params, x):
         return mlp(params, x) * 2.0
 
-    with pytest.raises(Exception, match=r"<string>:4: .*parameter `params`"):
-        redraft.vmap(doubled, in_axes=(None, 0))(layers(2), np.stack([X, X]))
+    expected = [2 * np_mlp(params, x) for x in xs]
+    np.testing.assert_allclose(redraft.vmap(doubled, in_axes=(None, 0))(params, xs),
+                               expected, rtol=1e-5)
+    np.testing.assert_allclose(redraft.jit(redraft.vmap(doubled, in_axes=(None, 0)))(
+        params, xs), expected, rtol=1e-5)
+    grads = redraft.vmap(redraft.grad(doubled), in_axes=(None, 0))(params, xs)
+    for k, x in enumerate(xs):
+        assert_tree_close([(gw[k], gb[k]) for gw, gb in grads],
+                          redraft.grad(doubled)(params, x))
+
+
+def test_reading_a_traced_function_without_arguments_says_why_it_cannot():
+    mlp = exec_function(MLP, "mlp")
+    with pytest.raises(StructureUnknownError, match=r"<string>:4: the length .*parameter "
+                       r"`params`.*read without them"):
+        redraft.emit(mlp, "core")
 
 
 DEFAULTS = """
