@@ -16,6 +16,9 @@ from typing import Callable
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.ssa import to_ssa
 from redraft.compiler.frontend.static_calls import fold_constructors
+from redraft.compiler.tracing.readable import is_traced
+from redraft.compiler.tracing.specialise import (install_frontend, specialise_traced_call,
+                                                 traced_for)
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state, identity
 
 _LOWERING: list[Callable] = []  # normalize.lower_function
@@ -75,7 +78,8 @@ def shaped(fn, shape) -> Shaped:
 
 
 
-def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple] | None:
+def specialise_call(fn, args: tuple, kwargs: dict, static=()) -> tuple[object, tuple,
+                                                                       tuple] | None:
     """(callable taking positional arguments only, those arguments) for `fn(*args,
     **kwargs)` when the code that runs gathers arguments (*args, **kwargs, keyword-only
     parameters), directly or under transforms (grad(f), jit(f), vmap(f) re-made around
@@ -84,13 +88,16 @@ def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple
     from redraft.compiler.frontend import call_shape
     inner = getattr(fn, "__redraft_inner__", None)
     if inner is not None and hasattr(fn, "__redraft_rewrap__"):
-        found = specialise_call(inner, args, kwargs)
+        found = specialise_call(inner, args, kwargs, set(static) | set(
+            getattr(fn, "static", None) or ()))
         if found is None:
             return None
         target, flat, kinds = found
         made = TRANSFORM_CACHE.get(fn, ("rewrapped", identity(target), tuple(kinds)),
                                    lambda: fn.__redraft_rewrap__(target, tuple(kinds)))
         return made, flat, kinds
+    if is_traced(fn) and not call_shape.gathers(fn):  # traced per argument structure
+        return specialise_traced_call(fn, args, kwargs, static)
     if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
         return None  # (a function whose Core redraft made takes its arguments as they are)
     shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
@@ -104,7 +111,7 @@ def needs_specialising(fn) -> bool:
     from redraft.compiler.frontend.call_shape import specialises
     while hasattr(fn, "__redraft_rewrap__"):
         fn = getattr(fn, "__redraft_inner__", None)
-    return (fn is not None and specialises(fn)
+    return (fn is not None and (specialises(fn) or is_traced(fn))
             and not hasattr(fn, "__redraft_transformable__"))
 
 
@@ -261,6 +268,13 @@ def specialise_on_values(fn, args: tuple):
         statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
     if not _source_function(target):
         return fn
+    if is_traced(target):  # traced for the structure of its arguments
+        made = traced_for(target, args, {i for i, _ in statics})
+        if not statics:
+            return made
+        kinds = ("position",) * len(args)
+        return TRANSFORM_CACHE.get(fn, ("rewrapped", identity(made), kinds),
+                                   lambda: fn.__redraft_rewrap__(made, kinds))
     known = dict(statics)
     for i, a in enumerate(args):
         if i not in known and is_function_value(a):
@@ -468,3 +482,6 @@ def _map_calls(s: ir.Stmt, fix) -> ir.Stmt:
     if isinstance(s, ir.ExprStmt):
         return ir.ExprStmt(fix(s.expr), s.origin)
     return ir.with_blocks(s, lambda b: [_map_calls(x, fix) for x in b])
+
+
+install_frontend(fold_static_calls, is_function_value)  # traced functions are read with them

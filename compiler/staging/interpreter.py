@@ -20,6 +20,8 @@ from redraft.compiler.core.abstract import ShapedArray
 from redraft.compiler.ir.build import Builder, aval_of
 from redraft.compiler.ir.ssa import Block, for_p, print_p, while_p, cond_p
 from redraft.compiler.staging import stacks, values
+from redraft.compiler.tracing.readable import is_traced
+from redraft.compiler.transforms.calls.callees import Transformed
 from redraft.runtime.array import Array
 from redraft.runtime.pytree import tree_flatten, tree_unflatten
 from redraft.runtime.errors import ConcretizationTypeError, RedraftError
@@ -198,9 +200,11 @@ class Interpreter:
                 fn.__self__, str) and any(values.is_staged(a) for a in args + list(
                 kwargs.values())):
             return values.StagedString(fn.__self__, args, kwargs)
-        if not kwargs and hasattr(fn, "__redraft_rewrap__"):  # grad(f)(model, x), and so on
+        if not kwargs and (hasattr(fn, "__redraft_rewrap__") or is_traced(fn)):
             from redraft.compiler.frontend.specialise import specialise_deep
-            fn = specialise_deep(fn, tuple(args))
+            fn = specialise_deep(fn, tuple(args))  # grad(f)(model, x); f traced for args
+        elif isinstance(fn, Transformed):  # a callee's transform: traced for args
+            fn = fn.for_arguments(tuple(args))
         core = values.core_to_interpret(fn)
         if core is not None and not kwargs:
             return self.call_function(core, args)

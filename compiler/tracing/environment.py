@@ -11,10 +11,12 @@ same proxies, so its work is inlined into the trace.
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, Callable
 
 from redraft.compiler.core import ir
-from redraft.compiler.tracing.tracer import Recording, holds_tracer
+from redraft.compiler.tracing.inline import run_core, straight_line
+from redraft.compiler.tracing.readable import is_traced
+from redraft.compiler.tracing.tracer import VIEWS, Recording, holds_tracer, unwrap
 
 
 def _is_redraft(value) -> bool:
@@ -22,6 +24,17 @@ def _is_redraft(value) -> bool:
     if isinstance(value, types.ModuleType):
         module = value.__name__
     return isinstance(module, str) and (module == "redraft" or module.startswith("redraft."))
+
+
+_TREE_MODULES = ("redraft.tree_util", "redraft.tree", "redraft.runtime.pytree")
+
+
+def _is_tree_util(value) -> bool:
+    """A pytree utility (tree_map, tree_leaves, ...): the structure of a traced function's
+    arguments is known while it runs, so these run as Python over tracers."""
+    module = value.__name__ if isinstance(value, types.ModuleType) else getattr(
+        value, "__module__", None)
+    return module in _TREE_MODULES
 
 
 def _has_rules(value) -> bool:
@@ -32,13 +45,14 @@ def _has_rules(value) -> bool:
         return False
 
 
-def unwrap(value):
-    """The object behind a proxy (a constant the trace refers to)."""
-    if isinstance(value, (ModuleProxy, Recorded)):
-        return value._value
-    if isinstance(value, TracedThrough):
-        return value._fn
-    return value
+# (fn, args) -> (fn specialised on args, its Core), or None where that is fn itself:
+# installed by compiler/transforms/calls/callable_core.py, which reads Core (above us).
+_SPECIALISED: list[Callable] = []
+
+
+def install_specialised_core(specialised_core: Callable) -> None:
+    """Called once by compiler/transforms/calls/callable_core.py when it is imported."""
+    _SPECIALISED[:] = [specialised_core]
 
 
 class Environment:
@@ -51,6 +65,8 @@ class Environment:
 
     def wrap(self, value, path: str, root=None):
         """`value`, read by traced code under the name `path`, as the trace should see it."""
+        if _is_tree_util(value):
+            return value  # runs on the structure the trace holds, its leaves tracers
         if isinstance(value, types.ModuleType):
             return ModuleProxy(self, value, path, root) if _is_redraft(value) else value
         if isinstance(value, types.FunctionType) and not _is_redraft(value):
@@ -146,11 +162,28 @@ class Recorded:
 
     def __call__(self, *args, **kwargs):
         if holds_tracer(args, kwargs):
-            return self._env.rec.call(self._ref, args, kwargs)
+            found = self._specialised(args, kwargs)
+            if found is None:
+                return self._env.rec.call(self._ref, args, kwargs)
+            target, core = found  # a transform of a traced function: run its Core here
+            if straight_line(core) and len(args) <= len(core.params):
+                return run_core(self._env.rec, self._env.wrap, core, list(args))
+            ref = ir.Ref(target, self._env.rec.fresh_alias(target))
+            return self._env.rec.call(ref, args, kwargs)
         out = self._value(*(unwrap(a) for a in args), **kwargs)
         if callable(out) and not isinstance(out, type) and _is_transformed(out):
             return Recorded(self._env, out, self._env.rec.fresh_alias(out), None)
         return out
+
+    def _specialised(self, args: tuple, kwargs: dict):
+        """(callable, its Core) where the call is of a traced function or a transform of
+        one (grad(loss) inside a traced update): specialised on the structure its
+        arguments have here, as at top level; else None (the call is recorded as it is)."""
+        value = self._value
+        if kwargs or not _SPECIALISED or not (hasattr(value, "__redraft_rewrap__")
+                                              or is_traced(value)):
+            return None
+        return _SPECIALISED[0](value, tuple(unwrap(a) for a in args))
 
     def __getattr__(self, name: str):
         return getattr(self._value, name)
@@ -174,3 +207,7 @@ class TracedThrough:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._fn, name)
+
+
+VIEWS.update({ModuleProxy: lambda proxy: proxy._value, Recorded: lambda proxy: proxy._value,
+              TracedThrough: lambda proxy: proxy._fn})

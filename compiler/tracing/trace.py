@@ -16,7 +16,11 @@ import weakref
 from redraft.compiler.core import ir
 from redraft.compiler.frontend.source import SourceUnavailableError
 from redraft.compiler.tracing.environment import Environment
+from redraft.compiler.tracing.specs import Known, Opaque, Tree
 from redraft.compiler.tracing.tracer import Recording, Tracer
+from redraft.runtime.pytree import tree_leaves, tree_unflatten
+
+TREE_LEAVES = ir.Ref(tree_leaves, "tree_leaves")
 
 _LOGGED: "weakref.WeakSet" = weakref.WeakSet()
 
@@ -47,8 +51,11 @@ def short_reason(error: Exception) -> str:
     return f"its source could not be read ({text})"
 
 
-def trace_function(fn: types.FunctionType, error: SourceUnavailableError) -> ir.Function:
-    """Core for `fn` by tracing it; `error` says why its source could not be read."""
+def trace_function(fn: types.FunctionType, error: SourceUnavailableError,
+                   specs: tuple | None = None) -> ir.Function:
+    """Core for `fn` by tracing it; `error` says why its source could not be read. `specs`
+    (compiler/tracing/specialise.py) says what each parameter is traced as: one tracer
+    (the default), a pytree of tracers, or a known value."""
     reason = short_reason(error)
     code = fn.__code__
     name = fn.__name__ if fn.__name__.isidentifier() else "lambda_"
@@ -69,9 +76,26 @@ def trace_function(fn: types.FunctionType, error: SourceUnavailableError) -> ir.
     rec.reserved = set(params)
     env = Environment(rec)
     traced = env.rebuild(fn)
-    out = traced(*(Tracer(rec, ir.Var(p)) for p in params))
+    specs = specs or (Opaque(),) * len(params)
+    out = traced(*(_argument(rec, env, p, spec) for p, spec in zip(params, specs)))
     result = rec.atom(out)
     body = rec.body + [ir.Return(result, (code.co_filename, code.co_firstlineno))]
     return ir.Function(name, tuple(params), body, tuple(fn.__defaults__ or ()),
                        code.co_filename, code.co_firstlineno,
                        meta={"source_fn": fn, "traced": reason})
+
+
+def _argument(rec: Recording, env: Environment, param: str, spec):
+    """What the traced function receives for `param`: a tracer; a pytree whose leaves are
+    tracers of `leaf_0, ..., leaf_n = tree_leaves(param)`; or a known value as itself."""
+    if isinstance(spec, Known):
+        return env.wrap(spec.value, param)
+    if isinstance(spec, Tree):
+        n = spec.treedef.num_leaves
+        call = ir.Call(TREE_LEAVES, (ir.Var(param),))
+        if n == 1:  # (one target is a plain assignment in Core)
+            tracers = [rec.emit(call)[0]]
+        else:
+            tracers = rec.emit_unpacked(call, n) if n else []
+        return tree_unflatten(spec.treedef, tracers)
+    return Tracer(rec, ir.Var(param))

@@ -16,9 +16,16 @@ from typing import Any
 from redraft.compiler.core import ir
 from redraft.compiler.frontend import methods
 from redraft.runtime.errors import ConcretizationTypeError, TracerBoolConversionError
+from redraft.runtime.pytree import _REGISTRY, tree_flatten, tree_leaves, tree_unflatten
 
 GETITEM = ir.Ref(operator.getitem, "[]")
 _LITERALS = (int, float, bool, complex, str, type(None))
+
+
+class StructureUnknownError(ConcretizationTypeError):
+    """A traced function read without its arguments (so each parameter is one tracer)
+    needed the length or items of one: a caller that can run it per call instead (vmap's
+    loop over the examples) catches this."""
 
 
 class Recording:
@@ -38,12 +45,19 @@ class Recording:
     # ---- statements ------------------------------------------------------------------------
     def emit(self, expr: ir.Expr) -> "Tracer":
         """Append `t<k> = expr` and return the tracer of t<k>."""
-        self.counter += 1
-        while f"t{self.counter}" in self.reserved:
+        return self.emit_unpacked(expr, 1)[0]
+
+    def emit_unpacked(self, expr: ir.Expr, n: int) -> list["Tracer"]:
+        """Append `t<k>, ..., t<k+n-1> = expr` and return their tracers (n = 1: `t<k> =
+        expr`, the whole value)."""
+        names = []
+        for _ in range(n):
             self.counter += 1
-        name = f"t{self.counter}"
-        self.body.append(ir.Assign((name,), expr, self.origin()))
-        return Tracer(self, ir.Var(name))
+            while f"t{self.counter}" in self.reserved:
+                self.counter += 1
+            names.append(f"t{self.counter}")
+        self.body.append(ir.Assign(tuple(names), expr, self.origin()))
+        return [Tracer(self, ir.Var(name)) for name in names]
 
     def call(self, ref: ir.Ref, args: tuple, kwargs: dict) -> "Tracer":
         atoms = tuple(self.atom(a) for a in args)
@@ -90,9 +104,20 @@ class Recording:
             keys = self.atom(tuple(value))
             items = self.atom(tuple(value.values()))
             return self.emit(ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (keys, items)))._var
-        from redraft.compiler.tracing.environment import unwrap
+        if _holds_tracer(value):  # a namedtuple or registered pytree node of tracers
+            return self._tree_atom(value)
         value = unwrap(value)
         return ir.Ref(value, self.fresh_alias(value))
+
+    def _tree_atom(self, value) -> ir.Atom:
+        """`unflatten_like([leaf, ...], like)`: the pytree `value` rebuilt from its leaves,
+        `like` a tree of its structure (a rule every transform knows)."""
+        from redraft.compiler.transforms.runtime.ad import unflatten_like
+        leaves, treedef = tree_flatten(value)
+        like = tree_unflatten(treedef, [0] * len(leaves))
+        items = self.atom(list(leaves))
+        ref = ir.Ref(unflatten_like, "unflatten_like")
+        return self.emit(ir.Call(ref, (items, ir.Ref(like, self.fresh_alias(like)))))._var
 
     # ---- errors ----------------------------------------------------------------------------
     def error(self, kind: type, what: str) -> Exception:
@@ -105,6 +130,16 @@ class Recording:
             "the function in a file so that redraft can read its source")
 
 
+# The proxies of environment.py, each with the object it stands for (registered there).
+VIEWS: dict[type, Any] = {}
+
+
+def unwrap(value):
+    """The object behind a proxy (a constant the trace refers to)."""
+    view = VIEWS.get(type(value))
+    return value if view is None else view(value)
+
+
 def _holds_tracer(tree) -> bool:
     if isinstance(tree, Tracer):
         return True
@@ -112,6 +147,8 @@ def _holds_tracer(tree) -> bool:
         return any(_holds_tracer(v) for v in tree)
     if isinstance(tree, dict):
         return any(_holds_tracer(v) for v in tree.values())
+    if type(tree) in _REGISTRY:  # a registered pytree node (a model's parameters)
+        return any(isinstance(v, Tracer) for v in tree_leaves(tree))
     return False
 
 
@@ -177,6 +214,17 @@ class Tracer:
     def _concrete(self, what: str):
         raise self._rec.error(ConcretizationTypeError, f"{what} of a traced value was needed")
 
+    def _unknown_structure(self, what: str):
+        """`what` of this value was needed: for a parameter traced as one value (no call's
+        arguments gave its structure), StructureUnknownError saying so."""
+        name = self._var.name
+        if name not in self._rec.reserved:
+            self._concrete(what)
+        raise self._rec.error(StructureUnknownError, (
+            f"{what} of a traced value was needed (parameter `{name}`: redraft traces a "
+            "list, tuple or dict argument as its structure where it sees the call's "
+            f"arguments, but here `{self._rec.name}` was read without them)"))
+
     def __index__(self):
         self._concrete("a Python int (an index, a size or a range bound)")
 
@@ -190,12 +238,12 @@ class Tracer:
         self._concrete("a Python complex")
 
     def __len__(self):
-        self._concrete("the length")
+        self._unknown_structure("the length")
 
     def __iter__(self):
         n = _unpack_count(sys._getframe(1))
         if n is None:
-            self._concrete("the length (to iterate over it)")
+            self._unknown_structure("the length (to iterate over it)")
         return iter([self[i] for i in range(n)])
 
     def __array__(self, dtype=None, copy=None):

@@ -355,7 +355,11 @@ def batch_core_of(fn) -> ir.Function:
         return core_of(fn.fun)
     entry = batch_entry(fn)
     if entry is None or entry.kind != "source":
-        return core_of(fn)
+        from redraft.compiler.tracing.tracer import StructureUnknownError
+        try:
+            return core_of(fn)
+        except StructureUnknownError as e:  # traced per structure: run once per example
+            raise NeedsExampleLoop(str(e)) from None
     from redraft.compiler.frontend.normalize import lower_function
     from redraft.compiler.frontend.ssa import to_ssa
     return TRANSFORM_CACHE.get(fn, "batch source",

@@ -12,6 +12,7 @@ import types
 
 from redraft.compiler.core import ir
 from redraft.compiler.core.core_function import carried_core
+from redraft.compiler.tracing.environment import install_specialised_core
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, code_state, identity
 from redraft.compiler.transforms.common import TransformError
 from redraft.compiler.primitives.registry import rules_for
@@ -167,3 +168,14 @@ def _op_wrapper(op) -> ir.Function:
 def _module_root(op):
     import redraft.numpy as jnp
     return jnp
+
+
+def _specialised_core(fn, args: tuple):
+    """(fn specialised on the structure of args, its Core), or None where fn is not traced
+    per structure: a call that traced code makes (compiler/tracing/environment.py)."""
+    from redraft.compiler.frontend.specialise import specialise_deep
+    target = specialise_deep(fn, args)
+    return None if target is fn else (target, core_of(target))
+
+
+install_specialised_core(_specialised_core)

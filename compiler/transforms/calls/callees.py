@@ -52,7 +52,19 @@ class Transformed:
         return self._fn
 
     def __call__(self, *args):
-        return self.fn(*args)
+        return self.for_arguments(args).fn(*args)
+
+    def for_arguments(self, args: tuple) -> "Transformed":
+        """This transform of the function traced for these arguments' structure where the
+        function is traced (compiler/tracing/specialise.py; the callee's arguments begin
+        with the function's), else itself."""
+        remake = getattr(self, "_remake", None)
+        if remake is None:
+            return self
+        from redraft.compiler.frontend.specialise import specialise_deep
+        fn, again = remake
+        target = specialise_deep(fn, tuple(args[:len(_parameters(fn))]))
+        return self if target is fn else again(target)
 
     def __redraft_transformable__(self):
         return self.fn.__redraft_transformable__()
@@ -95,6 +107,21 @@ def _cached(kind: str, fn, mask: tuple, extra: tuple, build: Callable[[], tuple]
     return TRANSFORM_CACHE.get(fn, key, lambda: LoadedOnCall(key, build, name))
 
 
+def _per_structure(made: Transformed, fn, again: Callable) -> Transformed:
+    """`made`, which specialises on its arguments' structure when called where `fn` is a
+    function traced per structure or a transform of one (its Core depends on it):
+    `again(g)` makes the same transform of g, fn specialised on one structure."""
+    from redraft.compiler.tracing.readable import traced_within
+    if traced_within(fn):
+        made._remake = (fn, again)
+    return made
+
+
+def _parameters(fn) -> tuple:
+    import inspect
+    return tuple(inspect.signature(fn).parameters)
+
+
 def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
     """`fn`'s forward-mode derivative in the arguments flagged by `mask`."""
     from redraft.compiler.transforms.calls import custom
@@ -109,7 +136,7 @@ def jvp_of(fn, mask: tuple[bool, ...]) -> Transformed:
             return core, _header(core, "custom forward rule (jvp)")
         core, made = _transformer("jvp")(fn, mask)
         return made, _header(core, "forward mode (jvp)")
-    return _cached("jvp", fn, mask, (), build)
+    return _per_structure(_cached("jvp", fn, mask, (), build), fn, lambda g: jvp_of(g, mask))
 
 
 def vjp_of(fn, mask: tuple[bool, ...], mode: str, has_aux: bool = False,
@@ -123,7 +150,8 @@ def vjp_of(fn, mask: tuple[bool, ...], mode: str, has_aux: bool = False,
             return core, _header(core, "custom reverse rule")
         core, made = _transformer("vjp")(fn, mask, mode, has_aux, single)
         return made, _header(core, f"reverse mode ({mode})")
-    return _cached(mode, fn, mask, (has_aux, single), build)
+    return _per_structure(_cached(mode, fn, mask, (has_aux, single), build), fn,
+                          lambda g: vjp_of(g, mask, mode, has_aux, single))
 
 
 def vmap_of(fn, in_types: tuple) -> Transformed:
@@ -138,7 +166,8 @@ def vmap_of(fn, in_types: tuple) -> Transformed:
     def build():
         core, batched = _transformer("vmap")(fn, in_types)
         return batched, _header(core, "batched (vmap)")
-    return _cached("batched", fn, tuple(in_types), (), build)
+    return _per_structure(_cached("batched", fn, tuple(in_types), (), build), fn,
+                          lambda g: vmap_of(g, in_types))
 
 
 def _batched_custom_jvp(fn, in_types: tuple):
