@@ -1,2 +1,3 @@
-"""redraft.scipy: special, stats, linalg, signal and optimize, as jax.scipy."""
-from redraft.scipy import linalg, optimize, signal  # noqa: F401
+"""redraft.scipy: special, stats, linalg, signal, optimize, integrate and interpolate, as
+jax.scipy."""
+from redraft.scipy import integrate, interpolate, linalg, optimize, signal  # noqa: F401
