@@ -326,12 +326,16 @@ def _install_one_argument_where(nonzero) -> None:
     _ONE_ARGUMENT_WHERE["nonzero"] = nonzero
 
 
-def where(condition, x=None, y=None, /) -> Array:
-    """Elementwise choice between x (where condition) and y; one-argument form is nonzero."""
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None) -> Array:
+    """Elementwise choice between x (where condition) and y; one-argument form is nonzero
+    (with its static `size` and `fill_value`)."""
     if x is None and y is None:
-        return _ONE_ARGUMENT_WHERE["nonzero"](condition)
+        return _ONE_ARGUMENT_WHERE["nonzero"](condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("where takes either one or three arguments")
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                         "function.")
     cond = cast(as_array(condition), dtypes.bool_)
     x, y = promote(x, y)
     return bind(ew.select_p, cond, x, y)
