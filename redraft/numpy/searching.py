@@ -281,8 +281,8 @@ def _interpolate(sorted_: Array, position: Array, method: str) -> Array:
         return lo_v
     if method == "higher":
         return hi_v
-    if method == "nearest":
-        return _gather_per_slice(sorted_, cast(ufuncs.round(position), dtypes.DEFAULT_INT))
+    if method == "nearest":  # as JAX: a position halfway between takes the lower value
+        return ufuncs.where(ufuncs.less_equal(ufuncs.subtract(position, lo), 0.5), lo_v, hi_v)
     if method == "midpoint":
         return ufuncs.multiply(ufuncs.add(lo_v, hi_v), 0.5)
     frac = cast(ufuncs.subtract(position, lo), lo_v.dtype)

@@ -102,3 +102,80 @@ def test_at_apply_maps_the_indexed_elements():
     got = redraft.jit(lambda x: x.at[1:].apply(jnp.exp))(jnp.asarray(x))
     np.testing.assert_allclose(np.asarray(got), np.concatenate([x[:1], np.exp(x[1:])]),
                                rtol=1e-6)
+
+
+def test_integer_division_by_zero_is_jaxs():
+    # XLA's quotient by zero is -1 (all ones unsigned); jnp's floor division subtracts one
+    # where x is not zero, and its remainders by zero are 0 -- eager and compiled alike
+    i = jnp.asarray(np.array([7, -7, 3, -3, 0], np.int32))
+    z = jnp.zeros(5, jnp.int32)
+
+    def ops(i, z):
+        return i // z, i % z, jnp.fmod(i, z), jnp.divmod(i, z)[0]
+
+    for got in (ops(i, z), redraft.jit(ops)(i, z)):
+        np.testing.assert_array_equal(np.asarray(got[0]), [-2, -2, -2, -2, -1])
+        np.testing.assert_array_equal(np.asarray(got[1]), [0] * 5)
+        np.testing.assert_array_equal(np.asarray(got[2]), [0] * 5)
+        np.testing.assert_array_equal(np.asarray(got[3]), [-2, -2, -2, -2, -1])
+    u = jnp.asarray(np.array([7, 3, 0], np.uint8))
+    np.testing.assert_array_equal(np.asarray(u // jnp.zeros(3, jnp.uint8)), [255] * 3)
+    np.testing.assert_array_equal(np.asarray(u % jnp.zeros(3, jnp.uint8)), [0] * 3)
+    j = np.array([2, -2, 3, -3, 1], np.int32)  # and by non-zeros, Python's rules
+    x = np.asarray(i)
+    np.testing.assert_array_equal(np.asarray(i // jnp.asarray(j)), x // j)
+    np.testing.assert_array_equal(np.asarray(i % jnp.asarray(j)), x % j)
+    np.testing.assert_array_equal(np.asarray(jnp.fmod(i, jnp.asarray(j))), np.fmod(x, j))
+
+
+def test_the_gradient_of_a_python_scalar_is_weakly_typed():
+    g = redraft.grad(lambda v: v ** 2)(3.0)
+    assert g.weak_type and float(g) == 6.0
+    value, g = redraft.value_and_grad(lambda v: jnp.sin(v))(1.0)
+    assert g.weak_type
+    g = redraft.grad(lambda a, w: a * jnp.sum(w), argnums=(0, 1))(2.0, jnp.ones(3))
+    assert g[0].weak_type and not g[1].weak_type
+    assert not redraft.grad(lambda v: v ** 2)(jnp.float32(3.0)).weak_type
+    assert (redraft.grad(lambda v: v ** 2)(3.0) * jnp.ones(2, jnp.float16)).dtype == np.float16
+    g = redraft.grad(lambda v: v ** 2, has_aux=False)(redraft.jit(lambda: 3.0)())
+    assert float(g) == 6.0
+
+
+def test_hypot_neither_overflows_nor_underflows():
+    a = np.array([1e20, 1e-30, 3, 0, -4, np.inf, np.nan, 0, -np.inf], np.float32)
+    b = np.array([1e20, 1e-30, 4, 0, 3, np.nan, 1, -0.0, 2], np.float32)
+    want = np.hypot(a, b)
+    np.testing.assert_allclose(np.asarray(jnp.hypot(jnp.asarray(a), jnp.asarray(b))), want,
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(redraft.jit(jnp.hypot)(a, b)), want, rtol=1e-6)
+    assert float(redraft.grad(lambda v: jnp.hypot(v, 4.0))(3.0)) == pytest.approx(0.6)
+
+
+def test_quantile_nearest_takes_the_lower_value_halfway():
+    v = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], np.float32)
+    got = [float(jnp.quantile(jnp.asarray(v), q, method="nearest"))
+           for q in (0.0, 0.3, 0.5, 0.7, 0.95)]
+    # position q * (n - 1) = 3.5 at the median: JAX reads the lower neighbour (NumPy rounds
+    # half to even, the upper here)
+    assert got == [1.0, 2.0, 3.0, 5.0, 9.0]
+
+
+def test_like_constructors_of_a_python_scalar_are_weak():
+    assert jnp.ones_like(3.0).weak_type and jnp.zeros_like(2).weak_type
+    assert jnp.full_like(2.0, 7).weak_type
+    assert not jnp.ones_like(3.0, dtype=jnp.float32).weak_type
+    assert not jnp.zeros_like(jnp.arange(2)).weak_type
+
+
+def test_reshape_and_ravel_in_fortran_order_and_their_derivatives():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(jnp.reshape(a, (4, -1), order="F")),
+                                  np.reshape(a, (4, -1), order="F"))
+    np.testing.assert_array_equal(np.asarray(jnp.ravel(a, order="F")), np.ravel(a, order="F"))
+    w = np.arange(24.0, dtype=np.float32).reshape(6, 4)
+    g = redraft.grad(lambda x: jnp.sum(jnp.reshape(x, (6, 4), order="F") * w))(jnp.asarray(a))
+    np.testing.assert_array_equal(np.asarray(g), np.reshape(w, a.shape, order="F"))
+    got = redraft.vmap(lambda x: jnp.ravel(x, order="F"))(jnp.asarray(a))
+    np.testing.assert_array_equal(np.asarray(got), [np.ravel(m, order="F") for m in a])
+    with pytest.raises(NotImplementedError):
+        jnp.reshape(a, (24,), order="A")

@@ -92,3 +92,12 @@ def test_trapezoid_is_scipys():
                                si.trapezoid(y, x, axis=0), rtol=1e-5)
     np.testing.assert_allclose(float(trapezoid(jnp.arange(4), dx=0.5)),
                                si.trapezoid(np.arange(4), dx=0.5))
+
+
+def test_every_submodule_is_an_attribute_of_the_package():
+    import redraft.scipy as jsp
+    assert float(jsp.stats.norm.logpdf(0.0)) == pytest.approx(-0.9189385)
+    assert float(jsp.special.erf(0.5)) == pytest.approx(0.5204999, rel=1e-6)
+    assert jsp.integrate.trapezoid is trapezoid
+    with pytest.raises(AttributeError):
+        jsp.no_such_module
