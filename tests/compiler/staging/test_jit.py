@@ -277,7 +277,7 @@ def test_a_default_the_caller_leaves_out_stays_a_python_value():
     # as in JAX, jit traces only what the call passes: `length=n` and `jnp.zeros(n)` of a
     # defaulted n need a compile-time int
     close(jit(_steps)(1.0), 16.0)
-    close(jit(_steps)(1.0, 2), 4.0)
+    close(jit(_steps, static_argnums=1)(1.0, 2), 4.0)  # passed: traced unless static
     carry, ys = jit(_scanned)(jnp.float32(0.0))
     close(carry, 3.0)
     close(ys, [0.0, 1.0, 2.0])
