@@ -442,10 +442,9 @@ def hypot(x, y, /) -> Array:
     a, b = absolute(x), absolute(y)
     hi, lo = maximum(a, b), minimum(a, b)
     zero = equal(hi, 0)
-    ratio = divide(lo, where(zero, cast(as_array(1), hi.dtype), hi))
+    ratio = divide(lo, where(zero, 1.0, hi))  # Python scalars keep a weak result weak
     out = where(zero, hi, multiply(hi, sqrt(add(1, multiply(ratio, ratio)))))
-    infinite = logical_or(isinf(a), isinf(b))
-    return where(infinite, cast(as_array(np.inf), out.dtype), out)
+    return where(logical_or(isinf(a), isinf(b)), np.inf, out)
 
 
 def deg2rad(x, /) -> Array:

@@ -179,3 +179,27 @@ def test_reshape_and_ravel_in_fortran_order_and_their_derivatives():
     np.testing.assert_array_equal(np.asarray(got), [np.ravel(m, order="F") for m in a])
     with pytest.raises(NotImplementedError):
         jnp.reshape(a, (24,), order="A")
+
+
+def test_unique_along_an_axis_is_numpys():
+    m = np.array([[1, 2], [1, 2], [0, 1], [3, 0], [0, 1]], np.int32)
+    got = jnp.unique(jnp.asarray(m), axis=0, return_index=True, return_inverse=True,
+                     return_counts=True)
+    want = np.unique(m, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.reshape(w, np.shape(g)))
+    t = np.array([[[1, 2], [0, 0]], [[1, 2], [0, 0]], [[0, 9], [1, 1]]], np.int32)
+    for axis in (0, 1, 2, -1):
+        np.testing.assert_array_equal(np.asarray(jnp.unique(jnp.asarray(t), axis=axis)),
+                                      np.unique(t, axis=axis))
+    padded = redraft.jit(lambda m: jnp.unique(m, axis=0, size=5, fill_value=-1))(m)
+    np.testing.assert_array_equal(np.asarray(padded), np.concatenate(
+        [np.unique(m, axis=0), np.full((2, 2), -1, np.int32)]))
+    f = np.array([[1.0, np.nan], [1.0, np.nan], [0.5, 2.0]], np.float32)
+    assert jnp.unique(jnp.asarray(f), axis=0).shape == (2, 2)  # NaNs equal, as JAX's default
+    assert jnp.unique(jnp.asarray(f), axis=0, equal_nan=False).shape == (3, 2)
+
+
+def test_hypot_of_python_scalars_is_weak():
+    assert jnp.hypot(3, 4).weak_type and float(jnp.hypot(3, 4)) == 5.0
+    assert not jnp.hypot(jnp.float32(3), 4.0).weak_type
