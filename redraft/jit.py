@@ -73,11 +73,10 @@ class Jitted:
         given = [list(self._sig.parameters).index(n) for n in bound.arguments]
         bound.apply_defaults()
         values = tuple(bound.arguments.values())
-        if _library_function(self.fun):
-            # jit(jnp.linalg.norm): parameters the caller left out keep their Python
-            # defaults inside the function (keepdims=False is a flag, not a traced bool)
-            return values[:max(given) + 1] if given else ()
-        return values
+        # parameters the caller left out keep their Python defaults inside the function, as
+        # JAX's jit never traces a default: jit(jnp.linalg.norm) keeps keepdims=False a flag,
+        # and a user's `def sim(x, nsteps=30)` keeps `length=nsteps` a compile-time int
+        return values[:max(given) + 1] if given else ()
 
     def __call__(self, *args, **kwargs):
         if switches.jit_disabled():  # inside `with redraft.disable_jit():` run op by op
@@ -302,12 +301,6 @@ def _fast_buffers(args: tuple, dtypes: tuple) -> list:
 
 
 _asarray = np.asarray
-
-
-def _library_function(fun) -> bool:
-    """A function of redraft's own library (redraft.numpy, redraft.nn, ...)."""
-    module = getattr(fun, "__module__", "") or ""
-    return module.startswith("redraft.") and not module.startswith("redraft.compiler")
 
 
 def _signature(fun) -> inspect.Signature | None:

@@ -164,7 +164,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     def grad_fn(*args, **kwargs):
         key = fast_key(args) if compiled and not kwargs else None
         if key is not None and key in checked:  # argument types already checked
-            return compiled[0](*args)
+            return _weak_like_primals(compiled[0](*args), args, nums, single, has_aux)
         found = _specialised(grad_fn, args, kwargs)
         if found is not None:
             return found[0](*found[1])
@@ -182,8 +182,8 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
             else:
                 if key is not None:
                     checked.add(key)
-                return result
-        return _run(callee(len(args)), args)
+                return _weak_like_primals(result, args, nums, single, has_aux)
+        return _weak_like_primals(_run(callee(len(args)), args), args, nums, single, has_aux)
 
     checked: set[tuple] = set()  # fast keys (redraft/jit.py) of calls that passed the checks
 
@@ -191,6 +191,32 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     _transformable(grad_fn, lambda: transform(_n_params(fun)).__redraft_transformable__())
     compiled = _compiled_if_jitted(fun, grad_fn)
     return grad_fn
+
+
+def _weak_like_primals(result, args: tuple, nums: tuple, single: bool, has_aux: bool):
+    """The gradient with respect to a weakly typed argument (a Python scalar) weakly typed
+    too, as JAX's (a cotangent has its primal's type): grad(f)(2.0) prints weak_type=True
+    and then promotes as 2.0 would."""
+    if not any(n < len(args) and _weak_scalar(args[n]) for n in nums):
+        return result
+    bars, aux = result if has_aux else (result, None)
+    marked = [_weak_bar(bar, args[n]) if n < len(args) else bar
+              for bar, n in zip((bars,) if single else bars, nums)]
+    bars = marked[0] if single else type(bars)(marked)
+    return (bars, aux) if has_aux else bars
+
+
+def _weak_scalar(arg) -> bool:
+    if isinstance(arg, Array):
+        return arg.weak_type and arg.ndim == 0
+    return isinstance(arg, (int, float)) and not isinstance(arg, bool)
+
+
+def _weak_bar(bar, arg):
+    if not _weak_scalar(arg) or not isinstance(bar, Array) or bar.weak_type or bar.ndim:
+        return bar
+    from redraft.numpy.promotion import convert
+    return convert(bar, bar.dtype, True)
 
 
 def _compiled_if_jitted(fun: Callable, transformed: Callable) -> list[Callable]:
@@ -224,6 +250,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         result = _run(callees.vjp_of(fun, mask, "value_and_grad", has_aux), args)
         bars = result[-1]
         bars = bars[0] if single else bars
+        bars = _weak_like_primals(bars, args, nums, single, False)
         if has_aux:
             return (result[0], result[1]), bars
         return result[0], bars

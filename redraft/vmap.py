@@ -27,6 +27,7 @@ from redraft.compiler.transforms.batch import vmap_calls  # noqa: F401 (fills ca
 from redraft.compiler.frontend import specialise
 from redraft.compiler.transforms.calls import callees
 from redraft.compiler.transforms.calls.callable_core import core_of
+from redraft.compiler.transforms.batch.infer import batch_core_of
 from redraft.compiler.transforms.cache import TRANSFORM_CACHE, closure_state
 from redraft.numpy.functional import install_vmap
 from redraft.runtime.array import Array
@@ -134,9 +135,9 @@ class Vmapped:
 
 
 def _core_cached(fun: Callable):
-    """core_of(fun), read once per function and closure state (a vmap made on every call
+    """batch_core_of(fun), read once per function and closure state (a vmap made on every call
     reuses it; a closure whose cells now hold other values is read again)."""
-    return TRANSFORM_CACHE.get(fun, ("core", closure_state(fun)), lambda: core_of(fun))
+    return TRANSFORM_CACHE.get(fun, ("core", closure_state(fun)), lambda: batch_core_of(fun))
 
 
 _NAMED: dict[str, Callable] = {}

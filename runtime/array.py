@@ -229,7 +229,8 @@ class _IndexUpdateHelper:
 
 
 class _IndexUpdateRef:
-    """`x.at[idx]` bound to an index: `.set/.add/.multiply/.divide/.power/.min/.max/.get`."""
+    """`x.at[idx]` bound to an index: `.set/.add/.multiply/.divide/.power/.min/.max/.apply/
+    .get`."""
 
     __slots__ = ("array", "index")
 
@@ -275,10 +276,17 @@ class _IndexUpdateRef:
         out = self._apply(values, "divide", kwargs)
         if out is not None:
             return out
+        # as JAX: x / (ones with the values multiplied in), so a repeated index divides by
+        # each of its values, and an integer x gives true division's float
         jnp = _np_api()
-        current = self.array[self.index]
-        quotient = jnp.divide(current, values).astype(self.array.dtype)
-        return _update(self.array, self.index, quotient, "set")
+        divisor = _update(jnp.ones_like(self.array), self.index, values, "mul")
+        return jnp.divide(self.array, divisor)
+
+    def apply(self, func, **kwargs) -> Array:
+        """func (a unary ufunc) applied to the indexed elements, once per element."""
+        jnp = _np_api()
+        chosen = jnp.zeros(self.array.shape, bool).at[self.index].set(True, **kwargs)
+        return jnp.where(chosen, func(self.array), self.array)
 
     def power(self, values, **kwargs) -> Array:
         out = self._apply(values, "power", kwargs)

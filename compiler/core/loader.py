@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import re
 import threading
 import types
 
@@ -43,20 +44,25 @@ def namespace_for(fn: ir.Function) -> tuple[ir.Function, dict]:
 
     def bind(ref: ir.Ref) -> ir.Ref:
         binding = ref.root_binding()
+        head = ref.path.split(".")[0]
+        if binding is None and re.search(r"<\w+>", head):  # `<lambda>_batched`, from a list
+            binding = head, (ref.root if ref.root is not None else ref.value)
         if binding is None:
             return ref
         name, value = binding
+        base = name if name.isidentifier() else re.sub(r"\W", "_", name)
         key = (name, id(value))
         if key in renames:
             alias = renames[key]
-        elif name not in reserved and (name not in bindings or bindings[name] is value):
+        elif base == name and name not in reserved and (name not in bindings
+                                                        or bindings[name] is value):
             alias = name
         else:
             k = 1
-            while f"{name}_{k}" in reserved or (f"{name}_{k}" in bindings
-                                               and bindings[f"{name}_{k}"] is not value):
+            while f"{base}_{k}" in reserved or (f"{base}_{k}" in bindings
+                                               and bindings[f"{base}_{k}"] is not value):
                 k += 1
-            alias = f"{name}_{k}"
+            alias = f"{base}_{k}"
         renames[key] = alias
         bindings[alias] = value
         if alias == name:

@@ -1558,8 +1558,12 @@ def _callable_object(value) -> bool:
     transformed or redraft object): calling it calls that method, whose source is read."""
     call = getattr(type(value), "__call__", None)
     module = getattr(type(value), "__module__", "") or ""
+    # a library class may declare its __call__ plain array code, read as a user's
+    # (redraft.scipy.interpolate.RegularGridInterpolator)
+    library = module.startswith("redraft") and not getattr(type(value),
+                                                           "__redraft_source_call__", False)
     return (isinstance(call, types.FunctionType) and not isinstance(value, type)
-            and not module.startswith("redraft") and not isinstance(value, functools.partial)
+            and not library and not isinstance(value, functools.partial)
             and not hasattr(value, "__redraft_transformable__"))
 
 

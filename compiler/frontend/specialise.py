@@ -311,8 +311,9 @@ def _callable_object(value) -> bool:
     """An instance of a user's class whose Python `__call__` redraft can read."""
     import types
     call = getattr(type(value), "__call__", None)
-    return (not isinstance(value, type) and isinstance(call, types.FunctionType)
-            and not (getattr(type(value), "__module__", "") or "").startswith("redraft"))
+    library = ((getattr(type(value), "__module__", "") or "").startswith("redraft")
+               and not getattr(type(value), "__redraft_source_call__", False))
+    return not isinstance(value, type) and isinstance(call, types.FunctionType) and not library
 
 
 def specialise_deep(fn, args: tuple):

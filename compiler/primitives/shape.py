@@ -301,14 +301,28 @@ dynamic_slice_p = _declare("dynamic_slice", _dynamic_slice_impl, _dynamic_slice_
 dynamic_slice_p.weak_operands = (0,)
 
 
-def _start_operands(start_indices) -> list[Array]:
-    return [as_array(s) if not isinstance(s, (int, np.integer))
-            else wrap_host(np.asarray(s, np.int32)) for s in start_indices]
+def _start_operands(start_indices, shape=None) -> list[Array]:
+    """The start indices as operands; with the operand's shape, a negative start counts from
+    the end of its axis (JAX's allow_negative_indices), before the primitive clamps."""
+    out = []
+    for k, s in enumerate(start_indices):
+        size = None if shape is None else shape[k]
+        if isinstance(s, (int, np.integer)):
+            out.append(wrap_host(np.asarray(s + size if size and s < 0 else s, np.int32)))
+            continue
+        s = as_array(s)
+        if size and s.dtype.kind == "i":
+            from redraft.compiler.primitives.elementwise import LAX_FUNCTIONS as E, select
+            s = select(E["lt"](s, as_array(np.asarray(0, s.dtype))),
+                       E["add"](s, as_array(np.asarray(size, s.dtype))), s)
+        out.append(s)
+    return out
 
 
-def dynamic_slice(operand, start_indices, slice_sizes) -> Array:
+def dynamic_slice(operand, start_indices, slice_sizes, *,
+                  allow_negative_indices: bool = True) -> Array:
     x = as_array(operand)
-    starts = _start_operands(start_indices)
+    starts = _start_operands(start_indices, x.shape if allow_negative_indices else None)
     return _checked(dynamic_slice_p, x, *starts, slice_sizes=tuple(int(z) for z in slice_sizes))
 
 
@@ -332,9 +346,11 @@ dynamic_update_slice_p = _declare("dynamic_update_slice", _dynamic_update_slice_
 dynamic_update_slice_p.weak_operands = (0,)
 
 
-def dynamic_update_slice(operand, update, start_indices) -> Array:
+def dynamic_update_slice(operand, update, start_indices, *,
+                         allow_negative_indices: bool = True) -> Array:
     x, u = strict_operands("dynamic_update_slice", (operand, update))
-    return _checked(dynamic_update_slice_p, x, u, *_start_operands(start_indices))
+    starts = _start_operands(start_indices, x.shape if allow_negative_indices else None)
+    return _checked(dynamic_update_slice_p, x, u, *starts)
 
 
 def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True) -> Array:

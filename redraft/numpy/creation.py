@@ -148,14 +148,23 @@ def _like(a, dtype, shape):
     return (a.dtype if dtype is None else dtype), (a.shape if shape is None else shape)
 
 
+def _weak_if(out: Array, a, dtype) -> Array:
+    """As JAX's *_like: a weakly typed `a` (a Python scalar) gives a weak result unless a
+    dtype is asked for."""
+    if dtype is None and as_array(a)._weak and not out._weak:
+        from redraft.numpy.promotion import convert
+        return convert(out, out.dtype, True)
+    return out
+
+
 def zeros_like(a, dtype=None, shape=None) -> Array:
     dt, sh = _like(a, dtype, shape)
-    return zeros(sh, dt)
+    return _weak_if(zeros(sh, dt), a, dtype)
 
 
 def ones_like(a, dtype=None, shape=None) -> Array:
     dt, sh = _like(a, dtype, shape)
-    return ones(sh, dt)
+    return _weak_if(ones(sh, dt), a, dtype)
 
 
 def empty_like(a, dtype=None, shape=None) -> Array:
@@ -164,7 +173,7 @@ def empty_like(a, dtype=None, shape=None) -> Array:
 
 def full_like(a, fill_value, dtype=None, shape=None) -> Array:
     dt, sh = _like(a, dtype, shape)
-    return full(sh, fill_value, dt)
+    return _weak_if(full(sh, fill_value, dt), a, dtype)
 
 
 def arange(start, stop=None, step=None, dtype=None) -> Array:

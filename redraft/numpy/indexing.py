@@ -325,10 +325,10 @@ def at_update_mode(x, idx, values, op: str, mode=None, indices_are_sorted=False,
     if op == "subtract":
         from redraft.numpy.ufuncs import negative
         return index_update(x, remapped, negative(as_array(values)), "add")
-    if op == "divide":
+    if op == "divide":  # as JAX: by the product of each place's values, true division
         from redraft.numpy.ufuncs import divide
-        current = x[remapped]
-        return index_update(x, remapped, divide(current, values).astype(x.dtype), "set")
+        from redraft.numpy.creation import ones_like
+        return divide(x, index_update(ones_like(x), remapped, values, "mul"))
     return index_update(x, remapped, values, {"multiply": "mul", "power": "pow"}.get(op, op))
 
 

@@ -34,6 +34,14 @@ def _sum_dtype(x: Array, dtype) -> np.dtype:
     return x.dtype
 
 
+def _cumulative_dtype(x: Array, dtype) -> np.dtype:
+    """A running sum or product keeps a small integer's dtype, as JAX's (only bools become
+    the default int), where sum and prod widen it."""
+    if dtype is None and x.dtype != dtypes.bool_:
+        return x.dtype
+    return _sum_dtype(x, dtype)
+
+
 def _where_fill(x: Array, where, fill) -> Array:
     if where is None:
         return x
@@ -198,7 +206,7 @@ def _cumulative(prim, name: str):
             x = lax_shape.reshape(x, (x.size,))
             axis = 0
         axis = canonical_axis(axis, x.ndim, name)
-        x = cast(x, _sum_dtype(x, dtype))
+        x = cast(x, _cumulative_dtype(x, dtype))
         return bind(prim, x, axis=axis, reverse=False)
     fn.__name__ = fn.__qualname__ = name
     return fn

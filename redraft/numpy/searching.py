@@ -194,6 +194,8 @@ def _first_of_runs(s: Array, equal_nan: bool) -> Array:
     if equal_nan and dtypes.is_inexact(s.dtype):
         both_nan = ufuncs.logical_and(ufuncs.isnan(later), ufuncs.isnan(earlier))
         differs = ufuncs.logical_and(differs, ufuncs.logical_not(both_nan))
+    if s.ndim == 2:  # rows: a row starts a run where any of its entries differs
+        differs = reductions.any(differs, axis=1)
     head = full((min(n, 1),), True, dtypes.bool_)
     return shapes.concatenate([head, differs])
 
@@ -204,9 +206,10 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     """Sorted distinct values of the flattened array (and, optionally, first indices,
     the inverse map and counts). `size=` pads to a static length with `fill_value`
     (default: the smallest value)."""
-    if axis is not None:
-        raise NotImplementedError("unique: only axis=None is supported")
     x = as_array(ar)
+    if axis is not None:
+        return _unique_slices(x, canonical_axis(axis, x.ndim, "unique"), return_index,
+                              return_inverse, return_counts, equal_nan, size, fill_value)
     flat = shapes.ravel(x)
     order = argsort(flat)
     s = take(flat, order)
@@ -226,6 +229,39 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
         if return_inverse:
             inverse = zeros(flat.shape, dtypes.DEFAULT_INT).at[order].set(group)
             extras.append(shapes.reshape(inverse, x.shape))
+        if return_counts:
+            extras.append(zeros((count,), dtypes.DEFAULT_INT).at[group].add(1))
+    return (values, *extras) if extras else values
+
+
+def _unique_slices(x: Array, axis: int, return_index: bool, return_inverse: bool,
+                   return_counts: bool, equal_nan: bool, size, fill_value):
+    """unique along `axis`: the distinct slices x[..., i, ...] in lexicographic order (as
+    rows, each slice flattened), with first indices, inverse map (one per slice) and
+    counts."""
+    moved = shapes.moveaxis(x, axis, 0)
+    n = moved.shape[0]
+    rows = shapes.reshape(moved, (n, math.prod(moved.shape[1:])))
+    order = lax_shape.iota(dtypes.DEFAULT_INT, n)
+    for j in range(rows.shape[1] - 1, -1, -1):  # stable sorts, the last column first
+        column = take(getitem(rows, (slice(None), j)), order)
+        order = take(order, argsort(column))
+    s = take(rows, order, axis=0)
+    first = _first_of_runs(s, equal_nan)
+    count = _static_size(first, size)
+    starts, valid = _flat_true_positions(first, count)
+    values = take(s, starts, axis=0, mode="clip")
+    if (fill_value is not None or size is not None) and n:
+        fill = take(s, as_array(0), axis=0) if fill_value is None else fill_value
+        values = ufuncs.where(valid[:, None], values, cast(as_array(fill), values.dtype))
+    values = shapes.moveaxis(shapes.reshape(values, (count,) + moved.shape[1:]), 0, axis)
+    extras = []
+    if return_index:
+        extras.append(take(order, starts, mode="clip"))
+    if return_inverse or return_counts:
+        group = ufuncs.subtract(reductions.cumsum(cast(first, dtypes.DEFAULT_INT)), 1)
+        if return_inverse:
+            extras.append(zeros((n,), dtypes.DEFAULT_INT).at[order].set(group))
         if return_counts:
             extras.append(zeros((count,), dtypes.DEFAULT_INT).at[group].add(1))
     return (values, *extras) if extras else values
@@ -281,8 +317,8 @@ def _interpolate(sorted_: Array, position: Array, method: str) -> Array:
         return lo_v
     if method == "higher":
         return hi_v
-    if method == "nearest":
-        return _gather_per_slice(sorted_, cast(ufuncs.round(position), dtypes.DEFAULT_INT))
+    if method == "nearest":  # as JAX: a position halfway between takes the lower value
+        return ufuncs.where(ufuncs.less_equal(ufuncs.subtract(position, lo), 0.5), lo_v, hi_v)
     if method == "midpoint":
         return ufuncs.multiply(ufuncs.add(lo_v, hi_v), 0.5)
     frac = cast(ufuncs.subtract(position, lo), lo_v.dtype)

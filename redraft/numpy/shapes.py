@@ -36,8 +36,12 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None) -> Array:
     x = as_array(a)
     if shape is None:
         shape = newshape
+    if order == "F":  # column-major: the reversed axes, reshaped row-major, reversed back
+        shape = _resolve_shape(shape, x.size)
+        flipped = lax_shape.reshape(transpose(x), tuple(reversed(shape)))
+        return transpose(flipped)
     if order != "C":
-        raise NotImplementedError("reshape supports only order='C'")
+        raise NotImplementedError(f"reshape supports order='C' and 'F', not {order!r}")
     shape = _resolve_shape(shape, x.size)
     return x if shape == x.shape else lax_shape.reshape(x, shape)
 

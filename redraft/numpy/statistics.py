@@ -118,11 +118,13 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
         flat_index = flat_index * k + jnp.clip(idx, 0, k - 1)
         sizes.append(k)
     total = int(np.prod(sizes))
-    w = jnp.ones((n,), edges[0].dtype) if weights is None else jnp.asarray(weights).astype(
-        edges[0].dtype)
+    # as JAX's: unweighted counts are default ints, weighted ones the weights' float type
+    w = jnp.ones((n,), int) if weights is None else jnp.asarray(weights).astype(
+        jnp.result_type(edges[0].dtype, jnp.asarray(weights).dtype))
     hits = (flat_index[:, None] == jnp.arange(total)[None, :]) & inside[:, None]
     counts = jnp.sum(jnp.where(hits, w[:, None], 0), axis=0).reshape(tuple(sizes))
     if density:
+        counts = counts.astype(edges[0].dtype)
         volume = edges[0][1:] - edges[0][:-1]
         for e in edges[1:]:
             volume = volume[..., None] * (e[1:] - e[:-1])

@@ -290,15 +290,20 @@ def floor_divide(x, y, /) -> Array:
     x, y = promote(x, y)
     if dtypes.is_integer(x.dtype):
         q = bind(ew.div_p, x, y)
+        if x.dtype.kind == "u":  # truncation is flooring already
+            return q
         fix = logical_and(not_equal(bind(ew.rem_p, x, y), 0),
                           not_equal(less(x, 0), less(y, 0)))
+        # by zero, as JAX's (XLA's quotient -1, less one where x is not zero: its sign
+        # differs from 0's and XLA's remainder by zero is x)
+        fix = where(equal(y, 0), not_equal(x, 0), fix)
         return subtract(q, cast(fix, q.dtype))
     return floor(bind(ew.div_p, x, y))
 
 
 def remainder(x, y, /) -> Array:
     """Python's modulo: the result takes the sign of the divisor."""
-    x, y = promote(x, y)
+    x, y = _integer_divisor_nonzero(*promote(x, y))
     r = bind(ew.rem_p, x, y)
     wrong_sign = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
     return where(wrong_sign, add(r, y), r)
@@ -308,8 +313,15 @@ mod = remainder
 
 
 def fmod(x, y, /) -> Array:
-    x, y = promote(x, y)
+    x, y = _integer_divisor_nonzero(*promote(x, y))
     return bind(ew.rem_p, x, y)
+
+
+def _integer_divisor_nonzero(x: Array, y: Array) -> tuple[Array, Array]:
+    """JAX's remainders of integers by zero are 0: the divisor 0 is taken as 1."""
+    if dtypes.is_integer(y.dtype):
+        y = where(equal(y, 0), cast(as_array(1), y.dtype), y)
+    return x, y
 
 
 def divmod(x, y, /) -> tuple[Array, Array]:  # noqa: A001
@@ -326,12 +338,16 @@ def _install_one_argument_where(nonzero) -> None:
     _ONE_ARGUMENT_WHERE["nonzero"] = nonzero
 
 
-def where(condition, x=None, y=None, /) -> Array:
-    """Elementwise choice between x (where condition) and y; one-argument form is nonzero."""
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None) -> Array:
+    """Elementwise choice between x (where condition) and y; one-argument form is nonzero
+    (with its static `size` and `fill_value`)."""
     if x is None and y is None:
-        return _ONE_ARGUMENT_WHERE["nonzero"](condition)
+        return _ONE_ARGUMENT_WHERE["nonzero"](condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("where takes either one or three arguments")
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                         "function.")
     cond = cast(as_array(condition), dtypes.bool_)
     x, y = promote(x, y)
     return bind(ew.select_p, cond, x, y)
@@ -420,8 +436,15 @@ def log10(x, /) -> Array:
 
 
 def hypot(x, y, /) -> Array:
+    """sqrt(x^2 + y^2) without squaring the larger magnitude, which overflows (1e20) or
+    underflows (1e-30) in float32: hi * sqrt(1 + (lo / hi)^2), as NumPy and JAX compute."""
     x, y = promote_inexact(x, y)
-    return sqrt(add(multiply(x, x), multiply(y, y)))
+    a, b = absolute(x), absolute(y)
+    hi, lo = maximum(a, b), minimum(a, b)
+    zero = equal(hi, 0)
+    ratio = divide(lo, where(zero, 1.0, hi))  # Python scalars keep a weak result weak
+    out = where(zero, hi, multiply(hi, sqrt(add(1, multiply(ratio, ratio)))))
+    return where(logical_or(isinf(a), isinf(b)), np.inf, out)
 
 
 def deg2rad(x, /) -> Array:

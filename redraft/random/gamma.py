@@ -380,7 +380,7 @@ def _gamma_grad64(a: np.ndarray, x: np.ndarray) -> np.ndarray:
             if n > np.nanmax(x - a, initial=0) and np.all(
                     ~(term > 1e-17 * total) | ~np.isfinite(term)):
                 break
-        lg_a1 = _lgamma64(a + 1).astype(np.float64)
+        lg_a1 = np.asarray(_lgamma64(a + 1), np.float64)  # a 0-d input gives a float
         front = np.exp(a * log_x - x - lg_a1)
         dp_da = front * (total * (log_x - _digamma64(a + 1)) + d_total)
         density = np.exp((a - 1) * log_x - x - (lg_a1 - np.log(a)))

@@ -26,8 +26,16 @@ def _mH(x):
 # ---- factorisations and solves ------------------------------------------------------------------
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-    """The Cholesky factor (upper by default, as SciPy)."""
-    return _np_linalg.cholesky(a, not lower)
+    """The Cholesky factor (upper by default, as SciPy). As in SciPy and JAX only the
+    triangle asked for is read, so the values of a matrix whose other triangle differs are
+    theirs; the gradient is the derivative of exactly that (it lies in the triangle read,
+    and agrees with finite differences in every direction; JAX's rule gives a matrix that
+    agrees with it along symmetric directions only)."""
+    (a,) = promote_inexact(a)
+    read = jnp.tril(a) if lower else _mH(jnp.triu(a))
+    mirrored = read + _mH(jnp.tril(read, -1))
+    factor = lax_linalg.cholesky(mirrored, symmetrize_input=False)
+    return factor if lower else _mH(factor)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):

@@ -150,10 +150,11 @@ def _bfgs(fun: Callable, x0, args: tuple, options: Mapping[str, Any]) -> Optimiz
         status = 0
     return OptimizeResults(
         x=jnp.asarray(x.astype(dtype)), success=jnp.asarray(status == 0),
-        status=jnp.asarray(np.int32(status)), fun=jnp.asarray(np.asarray(f, dtype)),
+        # the counts are weakly typed ints, as JAX's (Python ints through its while loop)
+        status=jnp.asarray(int(status)), fun=jnp.asarray(np.asarray(f, dtype)),
         jac=jnp.asarray(g.astype(dtype)), hess_inv=jnp.asarray(h.astype(dtype)),
-        nfev=jnp.asarray(np.int32(objective.count)), njev=jnp.asarray(np.int32(objective.count)),
-        nit=jnp.asarray(np.int32(nit)))
+        nfev=jnp.asarray(int(objective.count)), njev=jnp.asarray(int(objective.count)),
+        nit=jnp.asarray(int(nit)))
 
 
 def minimize(fun: Callable, x0, args: tuple = (), *, method: str, tol: float | None = None,

@@ -138,3 +138,28 @@ def test_more_samplers_on_a_key_known_at_run_time():
     for compiled, eager in zip(redraft.jit(samples)(key, x), samples(key, x)):
         assert np.asarray(compiled).dtype == np.asarray(eager).dtype
         assert np.asarray(compiled).tobytes() == np.asarray(eager).tobytes()
+
+
+def test_vmap_of_the_key_functions_themselves_matches_a_loop():
+    base = random.PRNGKey(42)
+    folded = redraft.vmap(random.fold_in, in_axes=(None, 0))(base, jnp.arange(3))
+    assert np.asarray(folded).tolist() == [np.asarray(random.fold_in(base, i)).tolist()
+                                           for i in range(3)]
+    keys = random.split(random.key(7), 4)
+    pairs = redraft.vmap(random.split)(keys)
+    assert words(pairs) == [words(random.split(keys[i])) for i in range(4)]
+    drawn = redraft.vmap(random.normal)(keys)
+    assert np.asarray(drawn).tolist() == [float(random.normal(keys[i])) for i in range(4)]
+
+
+def test_gamma_shape_gradient_of_a_scalar_is_the_implicit_derivative():
+    # x = P^-1(u; a) at a fixed quantile u: dx/da = -(dP/da) / (dP/dx), from SciPy's P
+    from scipy import special as ss
+    key = random.PRNGKey(1)
+    for a in (2.0, jnp.float32(0.7)):
+        x = float(random.gamma(key, a))
+        g = float(redraft.grad(lambda a: random.gamma(key, a))(a))
+        a, eps = float(a), 1e-6
+        dp_da = (ss.gammainc(a + eps, x) - ss.gammainc(a - eps, x)) / (2 * eps)
+        dp_dx = (ss.gammainc(a, x + eps) - ss.gammainc(a, x - eps)) / (2 * eps)
+        np.testing.assert_allclose(g, -dp_da / dp_dx, rtol=1e-3)

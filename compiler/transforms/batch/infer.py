@@ -354,6 +354,11 @@ def batch_core_of(fn) -> ir.Function:
     if is_custom(fn):  # batched as its function (callees.vmap_of batches its rule too)
         return core_of(fn.fun)
     entry = batch_entry(fn)
+    if entry is not None and entry.kind in ("rule", "loop") and inspect.isfunction(fn):
+        # vmap(random.fold_in) itself: a call of the operation, which its rule batches (its
+        # source reads host key words, which no batched source can)
+        from redraft.compiler.transforms.calls.callable_core import operation_core
+        return operation_core(fn)
     if entry is None or entry.kind != "source":
         from redraft.compiler.tracing.tracer import StructureUnknownError
         try:

@@ -146,9 +146,15 @@ def _call_wrapper(fn) -> ir.Function:
     return ir.Function(fn.__name__, params, body, (), code.co_filename, code.co_firstlineno)
 
 
+def operation_core(op) -> ir.Function:
+    """`def exp(x): out = jnp.exp(x); return out` for an operation transformed directly."""
+    return TRANSFORM_CACHE.get(op, "operation core", lambda: _op_wrapper(op))
+
+
 def _op_wrapper(op) -> ir.Function:
     """`def exp(x): out = jnp.exp(x); return out` for an operation transformed directly."""
-    sig = rules_for(op).signature
+    rules = rules_for(op)
+    sig = rules.signature if rules is not None else inspect.signature(op)
     params = tuple(p.name for p in sig.parameters.values()
                    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
     defaults = tuple(p.default for p in sig.parameters.values()

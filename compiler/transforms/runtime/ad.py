@@ -253,7 +253,35 @@ def container_like(value, items: tuple):
         return list(items)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return type(value)(*items)
+    if isinstance(value, (Array, np.ndarray)) and np.ndim(value) >= 1:
+        # `a, b = p` of an array p: its cotangent is one array of p's shape (the rows'
+        # cotangents stacked), not a tuple
+        return _stacked_rows(value, items, 0, None)
+    if isinstance(value, tuple) and isinstance(items, (Array, np.ndarray)):
+        return tuple(items[k] for k in range(len(value)))  # the reverse of the stacking
     return items
+
+
+def container_like_batched(value, items, batched: tuple, n: int):
+    """container_like of a batched array `value` (axis 0 the examples): the rows'
+    cotangents (those in `batched` with their own axis 0) stacked along axis 1."""
+    return _stacked_rows(value, items, 1, [None if b else n for b in batched])
+
+
+def _stacked_rows(value, items, axis: int, broadcast_to):
+    array = jnp.asarray(value)
+    dtype = array.dtype if array.dtype.kind in "fc" else np.float32
+    row = array.shape[:axis] + array.shape[axis + 1:]
+    rows = []
+    for k, g in enumerate(items):
+        if g is None:
+            rows.append(jnp.zeros(row, dtype))
+            continue
+        g = jnp.asarray(g, dtype)
+        if broadcast_to is not None and broadcast_to[k] is not None:
+            g = jnp.broadcast_to(g, (broadcast_to[k],) + g.shape)  # the same for every example
+        rows.append(jnp.broadcast_to(g, row))
+    return jnp.stack(rows, axis=axis)
 
 
 def index_add(x, idx, g):

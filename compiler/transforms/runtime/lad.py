@@ -670,27 +670,49 @@ def _einsum_parts(subscripts: str, n_operands: int) -> tuple[list[str], str]:
     if "->" not in spec:
         letters = "".join(terms)
         output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    for term in terms:
-        if len(set(term)) != len(term):
-            raise NotImplementedError(f"derivatives of einsum with a repeated index in one "
-                                      f"operand ({term!r}) are not implemented")
     return terms, output
 
 
 def _einsum_bar(g, subscripts: str, target, other, target_first: bool):
-    """Cotangent of `target` in einsum(subscripts, target, other) (other None: unary)."""
+    """Cotangent of `target` in einsum(subscripts, target, other) (other None: unary). A
+    label repeated in target's term (a trace 'ii', a diagonal 'iij') reads only the places
+    where its axes' indices agree: the cotangent lies there, zero elsewhere."""
     terms, output = _einsum_parts(subscripts, 1 if other is None else 2)
     t_term = terms[0] if target_first else terms[1]
     o_term = None if other is None else (terms[1] if target_first else terms[0])
     available = output + (o_term or "")
-    kept = "".join(c for c in t_term if c in available)
+    labels = "".join(dict.fromkeys(t_term))  # target's labels, each once
+    kept = "".join(c for c in labels if c in available)
     if other is None:
         partial = jnp.einsum(f"{output}->{kept}", g)
     else:
         partial = jnp.einsum(f"{output},{o_term}->{kept}", g, other)
     target_shape = np.shape(target)
-    view = tuple(target_shape[i] if c in kept else 1 for i, c in enumerate(t_term))
-    return jnp.broadcast_to(jnp.reshape(partial, view), target_shape)
+    sizes = {c: target_shape[t_term.index(c)] for c in labels}
+    view = tuple(sizes[c] if c in kept else 1 for c in labels)
+    spread = jnp.broadcast_to(jnp.reshape(partial, view), tuple(sizes[c] for c in labels))
+    if len(labels) == len(t_term):
+        return spread
+    return _on_diagonals(spread, labels, t_term, target_shape)
+
+
+def _on_diagonals(values, labels: str, term: str, shape: tuple):
+    """An array of `shape` (axes labelled by `term`, labels repeating) holding
+    values[labels] where every repeated label's axes have one index, zero elsewhere."""
+    rank = len(term)
+
+    def index(axis: int):
+        view = [1] * rank
+        view[axis] = shape[axis]
+        return jnp.reshape(jnp.arange(shape[axis]), view)
+
+    first = {c: term.index(c) for c in labels}
+    on = jnp.ones((1,) * rank, bool)
+    for axis, c in enumerate(term):
+        if axis != first[c]:
+            on = on & (index(axis) == index(first[c]))
+    read = values[tuple(index(first[c]) for c in labels)]
+    return jnp.where(on, read, jnp.zeros((), values.dtype))
 
 
 def einsum_x_bar(g, subscripts, x, y=None):

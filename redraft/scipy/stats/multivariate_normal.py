@@ -1,57 +1,28 @@
 """The multivariate normal distribution N(mean, cov) over the last axis of x.
 
-The covariance is factored by a Cholesky decomposition written here with redraft.numpy in a
-lax.fori_loop over columns, and the Mahalanobis distance is found by forward substitution
-the same way, so the whole log-density is array code the transforms can follow.
+The covariance is factored by lax.linalg's Cholesky decomposition (of the symmetrised
+covariance, so its gradient is symmetric, as JAX's) and the Mahalanobis distance found by a
+triangular solve; both primitives carry their derivatives and batch over leading axes.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import redraft.numpy as jnp
-from redraft import lax
+from redraft.compiler.primitives import factorizations as lax_linalg
 from redraft.scipy.stats._common import promote3
 
 
-def _one_hot(j, n: int, like):
-    """Row vector e_j of length n in like's dtype (j may be a loop counter)."""
-    return (jnp.arange(n) == j).astype(like.dtype)
-
-
-def _cholesky_step(j, carry):
-    cov, lower = carry
-    n = cov.shape[-1]
-    e_j = _one_hot(j, n, cov)
-    column = jnp.sum(cov * e_j, axis=-1)                       # cov[..., :, j]
-    row_j = jnp.sum(lower * e_j[:, None], axis=-2)              # lower[..., j, :]
-    column = column - jnp.sum(lower * row_j[..., None, :], axis=-1)
-    pivot = jnp.sqrt(jnp.sum(column * e_j, axis=-1, keepdims=True))
-    below = (jnp.arange(n) >= j).astype(cov.dtype)
-    return cov, lower + (column / pivot * below)[..., :, None] * e_j
-
-
-def _cholesky(cov):
-    """The lower Cholesky factor of symmetric positive definite matrices cov (..., n, n),
-    column by column (Cholesky-Crout)."""
-    _, lower = lax.fori_loop(0, cov.shape[-1], _cholesky_step, (cov, jnp.zeros_like(cov)))
-    return lower
-
-
-def _forward_step(i, carry):
-    lower, b, y = carry
+def _whiten(lower, d):
+    """y with lower @ y = d, for d of shape (..., n) (lower's batch axes broadcast)."""
+    batch = np.broadcast_shapes(lower.shape[:-2], d.shape[:-1])
     n = lower.shape[-1]
-    e_i = _one_hot(i, n, lower)
-    row = jnp.sum(lower * e_i[:, None], axis=-2)
-    diag = jnp.sum(row * e_i, axis=-1)
-    y_i = (jnp.sum(b * e_i, axis=-1) - jnp.sum(row * y, axis=-1)) / diag
-    return lower, b, y + y_i[..., None] * e_i
-
-
-def _forward_solve(lower, b):
-    """y with lower @ y = b, for b of shape (..., n)."""
-    b = b + jnp.zeros(lower.shape[:-1], lower.dtype)
-    _, _, y = lax.fori_loop(0, lower.shape[-1], _forward_step, (lower, b, jnp.zeros_like(b)))
-    return y
+    lower = jnp.broadcast_to(lower, batch + (n, n))
+    d = jnp.broadcast_to(d, batch + (n,))
+    y = lax_linalg.triangular_solve(lower, d[..., None], left_side=True, lower=True)
+    return y[..., 0]
 
 
 def logpdf(x, mean, cov, allow_singular: bool | None = None):
@@ -67,10 +38,10 @@ def logpdf(x, mean, cov, allow_singular: bool | None = None):
         z = (x - mean) / jnp.sqrt(variances)
         log_det = jnp.sum(jnp.log(variances))
         return -0.5 * (n * math.log(2 * math.pi) + log_det + jnp.sum(z * z, axis=-1))
-    lower = _cholesky(cov)
-    y = _forward_solve(lower, x - mean)
-    log_det = 2 * jnp.sum(jnp.log(jnp.diagonal(lower, axis1=-2, axis2=-1)), axis=-1)
-    return -0.5 * (n * math.log(2 * math.pi) + log_det + jnp.sum(y * y, axis=-1))
+    lower = lax_linalg.cholesky(cov)  # symmetrised: cov's gradient is symmetric, as JAX's
+    y = _whiten(lower, x - mean)
+    return (-0.5 * jnp.sum(y * y, axis=-1) - n / 2 * math.log(2 * math.pi)
+            - jnp.sum(jnp.log(jnp.diagonal(lower, axis1=-2, axis2=-1)), axis=-1))
 
 
 def pdf(x, mean, cov):

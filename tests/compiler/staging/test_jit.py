@@ -263,3 +263,21 @@ def test_linspace_with_an_end_known_only_at_run_time():
         got = jit(lambda a: jnp.linspace(a, 3 * a, 4, **kwargs))(a)
         np.testing.assert_allclose(got, np.linspace(np.asarray(a), 3 * np.asarray(a), 4,
                                                     **kwargs), rtol=1e-6)
+
+
+def _steps(x, n=4):
+    return redraft.lax.fori_loop(0, n, lambda i, c: c * 2.0, x) + jnp.zeros(n).sum()
+
+
+def _scanned(x, length=3):
+    return redraft.lax.scan(lambda c, _: (c + 1.0, c), x, None, length=length)
+
+
+def test_a_default_the_caller_leaves_out_stays_a_python_value():
+    # as in JAX, jit traces only what the call passes: `length=n` and `jnp.zeros(n)` of a
+    # defaulted n need a compile-time int
+    close(jit(_steps)(1.0), 16.0)
+    close(jit(_steps, static_argnums=1)(1.0, 2), 4.0)  # passed: traced unless static
+    carry, ys = jit(_scanned)(jnp.float32(0.0))
+    close(carry, 3.0)
+    close(ys, [0.0, 1.0, 2.0])

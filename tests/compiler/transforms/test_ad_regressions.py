@@ -695,3 +695,43 @@ def test_gradient_of_unpacked_parameters_adds_no_zeros():
     neg = redraft.jit(redraft.grad(lambda ws: jnp.sum(ws[0] * 0.0) + jnp.sum(ws[1] * -0.0)))
     signs = neg([jnp.ones(2), jnp.ones(2)])
     assert np.signbit(np.asarray(signs[1])).all() and not np.signbit(np.asarray(signs[0])).any()
+
+
+def _unpacking_model(state, p):
+    x, y = state
+    a, b = p
+    return a * x * x - b * y * a
+
+
+def test_the_cotangent_of_an_unpacked_array_is_an_array():
+    # `a, b = p` of an array p: grad gave the tuple (a_bar, b_bar), and inside lax.scan the
+    # tuple met p's array cotangent (tree_map: structures differ)
+    s, p = np.array([2.0, 1.0], np.float32), np.array([1.0, 0.5], np.float32)
+    gs, gp = redraft.grad(_unpacking_model, argnums=(0, 1))(jnp.asarray(s), jnp.asarray(p))
+    assert isinstance(gp, redraft.Array) and gp.shape == (2,)
+    flat = lambda v: float(_unpacking_model(jnp.asarray(v[:2]), jnp.asarray(v[2:])))
+    want = fd_grad(flat, np.concatenate([s, p]).astype(np.float64), eps=1e-2)
+    np.testing.assert_allclose(np.concatenate([gs, gp]), want, rtol=1e-3, atol=1e-3)
+    per_example = redraft.vmap(redraft.grad(_unpacking_model, argnums=1), in_axes=(0, None))(
+        jnp.stack([jnp.asarray(s), 2 * jnp.asarray(s)]), jnp.asarray(p))
+    for k, scale in enumerate((1.0, 2.0)):
+        np.testing.assert_allclose(np.asarray(per_example[k]), np.asarray(
+            redraft.grad(_unpacking_model, argnums=1)(jnp.asarray(scale * s), jnp.asarray(p))))
+    h = redraft.hessian(lambda p: _unpacking_model(jnp.asarray(s), p))(jnp.asarray(p))
+    np.testing.assert_allclose(np.asarray(h), [[0.0, -1.0], [-1.0, 0.0]], atol=1e-6)
+
+
+def _scan_of_unpacking(p):
+    def step(y, _):
+        a, b = p
+        y = y + 0.1 * jnp.stack([a * y[1], -b * y[0]])
+        return y, y[0]
+    return jnp.sum(redraft.lax.scan(step, jnp.array([1.0, 0.0]), None, length=5)[1])
+
+
+def test_an_array_unpacked_inside_a_scan_body_differentiates():
+    p = np.array([1.0, 0.5], np.float32)
+    g = redraft.grad(_scan_of_unpacking)(jnp.asarray(p))
+    want = fd_grad(lambda v: float(_scan_of_unpacking(jnp.asarray(v, jnp.float32))),
+                   p.astype(np.float64), eps=1e-3)
+    np.testing.assert_allclose(np.asarray(g), want, rtol=2e-3, atol=2e-3)

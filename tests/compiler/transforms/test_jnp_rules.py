@@ -408,3 +408,30 @@ def test_diff_and_cross_differentiate(fn, want):
     x = np.float32([0.0, 1.0, 4.0, 9.0])
     np.testing.assert_allclose(grad(fn)(x), want, rtol=1e-6)
     np.testing.assert_allclose(redraft.jit(grad(fn))(x), want, rtol=1e-6)
+
+
+def _trace(b):
+    return jnp.einsum("ii", b) ** 2
+
+
+def _diagonal_contraction(t, a):
+    return jnp.sum(jnp.einsum("iij,ki->kj", t, a) ** 2)
+
+
+def _weighted_diagonal(t):
+    return jnp.sum(jnp.einsum("iji->j", t) * jnp.arange(3.0))
+
+
+def test_einsum_with_a_label_repeated_in_one_operand_differentiates():
+    # traces and diagonals ('ii', 'iij'): the cotangent lies on the diagonal (was refused)
+    b = normal(3, 3)
+    np.testing.assert_allclose(grad(_trace)(b), 2 * np.trace(b) * np.eye(3), rtol=1e-5)
+    t = normal(3, 3, 4)
+    t3 = normal(3, 3, 3)
+    got = grad(_weighted_diagonal)(t3)
+    want = np.zeros((3, 3, 3), np.float32)
+    for i in range(3):
+        want[i, :, i] = np.arange(3.0)
+    np.testing.assert_allclose(np.asarray(got), want)
+    check_grads(_diagonal_contraction, (t, normal(2, 3)), order=2, modes=("fwd", "rev"))
+    check_grads(_trace, (b,), order=2, modes=("fwd", "rev"))

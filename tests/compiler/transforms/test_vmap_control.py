@@ -181,3 +181,20 @@ def test_gradients_of_a_batched_scan_both_ways():
     want = np.stack([np.asarray(grad(scanned)(m[i])) for i in range(3)])
     close(vmap(grad(scanned))(m), want, rtol=1e-5)
     close(grad(lambda a: jnp.sum(vmap(scanned)(a)))(m), want, rtol=1e-5)
+
+
+_BRANCHES = [lambda v: v + 1, lambda v: v * 2, lambda v: -v]
+
+
+def _switch_of_listed_lambdas(i, v):
+    return lax.switch(i, _BRANCHES, v)
+
+
+def test_switch_over_a_list_of_lambdas_batches_and_differentiates():
+    # the generated source named a batched branch `<lambda>_batched`, which is no Python name
+    i = jnp.array([0, 1, 2, 5])
+    v = jnp.arange(4.0)
+    got = redraft.vmap(_switch_of_listed_lambdas)(i, v)
+    np.testing.assert_allclose(np.asarray(got), [1.0, 2.0, -2.0, -3.0])
+    g = redraft.vmap(redraft.grad(_switch_of_listed_lambdas, argnums=1))(i, v)
+    np.testing.assert_allclose(np.asarray(g), [1.0, 2.0, -1.0, -1.0])

@@ -92,6 +92,15 @@ def test_matches_numpy(name, fn):
 def test_quantile_methods(method, axis):
     q = [0.0, 0.1, 0.5, 0.77, 1.0]
     expected = np.quantile(X, q, axis=axis, method=method).astype(np.float32)
+    if method == "nearest":
+        # JAX's nearest takes the lower neighbour at a position halfway between two (NumPy
+        # rounds the position half to even): NumPy's lower or higher by the fraction
+        n = X.size if axis is None else int(np.prod([X.shape[a] for a in np.atleast_1d(axis)]))
+        frac = np.asarray(q) * (n - 1) % 1
+        lower = np.quantile(X, q, axis=axis, method="lower")
+        higher = np.quantile(X, q, axis=axis, method="higher")
+        take_lower = (frac <= 0.5).reshape((-1,) + (1,) * (lower.ndim - 1))
+        expected = np.where(take_lower, lower, higher).astype(np.float32)
     check(jnp.quantile(X, q, axis=axis, method=method), expected, rtol=1e-5, atol=1e-6)
 
 
@@ -153,7 +162,7 @@ ERRORS = [
     (lambda: jnp.nonzero(np.float32(1)), ValueError, "0-d"),
     (lambda: jnp.nonzero(TIES, size=-1), ValueError, "non-negative"),
     (lambda: jnp.nonzero(TIES, size=2, fill_value=(1, 2, 3)), ValueError, "fill_value"),
-    (lambda: jnp.unique(TIES, axis=0), NotImplementedError, "axis"),
+    (lambda: jnp.unique(TIES, axis=2), ValueError, "axis 2 is out of range"),
     (lambda: jnp.quantile(X, 1.5), ValueError, r"range \[0, 1\]"),
     (lambda: jnp.quantile(X, 0.5, method="magic"), ValueError, "method 'magic'"),
     (lambda: jnp.quantile(X, 0.5, axis=5), ValueError, "axis 5 is out of range"),

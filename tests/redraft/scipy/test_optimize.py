@@ -51,3 +51,9 @@ def _inside_jit(x0):
 def test_minimize_inside_jit_says_why_not():
     with pytest.raises(NotImplementedError, match="outside jit"):
         redraft.jit(_inside_jit)(jnp.zeros(2))
+
+
+def test_the_counts_are_weakly_typed_ints_as_jaxs():
+    r = minimize(lambda x: jnp.sum((x - 1.0) ** 2), jnp.zeros(2), method="BFGS")
+    for count in (r.nit, r.nfev, r.njev, r.status):
+        assert count.dtype == np.int32 and count.weak_type

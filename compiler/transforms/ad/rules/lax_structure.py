@@ -121,8 +121,8 @@ defvjp(lad.conv_transpose_kernel, lambda ct, ans, rhs, dimension_numbers, transp
 defstatic(lad.conv_transpose_kernel, "lhs")
 
 # ---- indexed updates x.at[idx].op(v) (set, add and get have rules in rules/shapes.py) ------------
-# multiply and min/max accumulate over repeated indices like scatter_mul/min/max; divide and
-# power are exact for unique indices (divide writes the last quotient; power repeats).
+# multiply, divide (by the product of a repeated index's values) and min/max accumulate over
+# repeated indices like scatter_mul/min/max; power is exact for unique indices (it repeats).
 
 defjvp(helpers.at_subtract, lambda x_dot, ans, x, idx, v: x_dot,
        lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].add(-v_dot),
@@ -140,7 +140,7 @@ defvjp(helpers.at_multiply, lambda g, ans, x, idx, v: g.at[idx].multiply(v),
            ad.updated_part(g, idx) * lad.at_multiply_others(x, idx, v), v),
        argnames=("x", "v"))
 defjvp(helpers.at_divide, lambda x_dot, ans, x, idx, v: x_dot.at[idx].divide(v),
-       lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].set(-v_dot * ans[idx] / v),
+       lambda v_dot, ans, x, idx, v: jnp.zeros_like(ans).at[idx].add(-v_dot * ans[idx] / v),
        argnames=("x", "v"))
 defvjp(helpers.at_divide, lambda g, ans, x, idx, v: g.at[idx].divide(v),
        lambda g, ans, x, idx, v: ad.unbroadcast(-ad.updated_part(g, idx) * ans[idx] / v, v),

@@ -11,12 +11,14 @@ from redraft.compiler.primitives.registry import (alias, defjvp, defjvp_joint, d
 
 # ---- shape -------------------------------------------------------------------------------------
 
+# a reshape in either order is a permutation of the elements, undone by reshaping back in
+# the same order
 defjvp(jnp.reshape, lambda a_dot, ans, a, shape=None, order="C", newshape=None:
-       jnp.reshape(a_dot, jnp.shape(ans)))
+       jnp.reshape(a_dot, jnp.shape(ans), order))
 defvjp(jnp.reshape, lambda g, ans, a, shape=None, order="C", newshape=None:
-       jnp.reshape(g, jnp.shape(a)))
-defjvp(jnp.ravel, lambda a_dot, ans, a, order="C": jnp.ravel(a_dot))
-defvjp(jnp.ravel, lambda g, ans, a, order="C": jnp.reshape(g, jnp.shape(a)))
+       jnp.reshape(g, jnp.shape(a), order))
+defjvp(jnp.ravel, lambda a_dot, ans, a, order="C": jnp.ravel(a_dot, order))
+defvjp(jnp.ravel, lambda g, ans, a, order="C": jnp.reshape(g, jnp.shape(a), order))
 defjvp(jnp.transpose, lambda a_dot, ans, a, axes=None: jnp.transpose(a_dot, axes))
 defvjp(jnp.transpose, lambda g, ans, a, axes=None: ad.untranspose(g, axes))
 defjvp(jnp.swapaxes, lambda a_dot, ans, a, axis1, axis2: jnp.swapaxes(a_dot, axis1, axis2))

@@ -195,7 +195,23 @@ defbatch(ad.push, _push)
 defbatch(ad.tape_items, _tape_items)
 defbatch(ad.tape_from_items, _tape_from_items)
 defbatch(ad.index_add, _index_add)
-defbatch(ad.container_like, same_type_of("items"))  # the items, in value's container
+def _container_like(b):
+    """The items in value's container: a batched array value stacks them along axis 1 (its
+    rows), a tuple holds them as they are; an unbatched value's kind is known only when the
+    code runs, so that case goes example by example."""
+    tv, ti = b.type("value"), b.type("items")
+    if not bt.is_batched(tv) and not bt.is_batched(ti):
+        return b.call, bt.U
+    if tv is bt.B and isinstance(ti, bt.Tuple):
+        flags = ir.Const(tuple(bt.is_batched(t) for t in ti.items))
+        ref = ir.Ref(ad.container_like_batched, "ad.container_like_batched", ad)
+        return ir.Call(ref, (b.arg("value"), b.arg("items"), flags, b.axis_size)), bt.B
+    if isinstance(tv, bt.Tuple):
+        return b.call, ti
+    return loop(b, "any")
+
+
+defbatch(ad.container_like, _container_like)  # the items, in value's container
 # the items as `like`'s kind of sequence: example by example (a tuple of batched items and a
 # batched array hold their batch axes in different places)
 defbatch(ad.sequence_like, loop_returning("any"))

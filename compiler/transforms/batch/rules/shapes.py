@@ -63,8 +63,14 @@ def _with_batch(b, x: ir.Atom, shape: ir.Atom) -> ir.Atom:
     return b.emit(ir.Call(vm_ref("with_batch_shape"), (x, shape)))
 
 
+def _column_major(b) -> bool:
+    """order='F' (or a run-time order): the batch axis would join the column-major order,
+    so such a reshape goes example by example."""
+    return b.has("order") and static_or_none(b, "order") != "C"
+
+
 def _reshape(b):
-    if b.batched("shape") or b.batched("newshape"):
+    if b.batched("shape") or b.batched("newshape") or _column_major(b):
         return loop(b)
     x = as_array(b, "a")
     name = "shape" if b.has("shape") else "newshape"
@@ -72,6 +78,8 @@ def _reshape(b):
 
 
 def _ravel(b):
+    if _column_major(b):
+        return loop(b)
     x = as_array(b, "a")
     return ir.Call(vm_ref("flat_examples"), (x,)), bt.B
 
