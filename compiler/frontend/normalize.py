@@ -1233,6 +1233,12 @@ class Lowering:
             return closed
         if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
             local = fn.value
+            needed = len(local.params) - len(args) - len(kwargs)
+            if star is not None and local.params and not local.defaults and needed >= 0:
+                # `f(a, *xs)` of a local function of known arity: its items one by one
+                args = list(args) + [self.emit(out, node, ir.Call(GETITEM, (star, ir.Const(k))))
+                                     for k in range(needed)]
+                star = None
             if star is not None:  # bound when it runs: a call through the function's value
                 value = (local_functions.closure_call(local) if local.captured
                          else ir.Ref(local.function, local.name))
@@ -1636,8 +1642,8 @@ def _user_function_that_gathers(value, keywords: list[str], n_args: int = 0) -> 
     module = getattr(value, "__module__", "") or ""
     if module.split(".")[0] in OPAQUE_LIBRARIES:
         return False  # called as it is: np.std(x) calls x.std(), never read as source
-    if not module.startswith("redraft."):
-        return True
+    if not module.startswith("redraft.") or module == "redraft.runtime.pytree":
+        return True  # (tree_map: specialised on its shape, a closure it is given is bound)
     try:
         params = inspect.signature(value).parameters
     except (TypeError, ValueError):

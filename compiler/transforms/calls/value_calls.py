@@ -255,16 +255,66 @@ def dict_get(d, key, default=None):
     return default
 
 
+def dict_copy(d):
+    """`d.copy()`: a new dict of the same items, each differentiated."""
+    return {k: d[k] for k in d}
+
+
+def dict_items(d):
+    """`d.items()` as a list of pairs, the values differentiated."""
+    return [(k, d[k]) for k in d]
+
+
+def dict_values(d):
+    """`d.values()` as a list, each value differentiated."""
+    return [d[k] for k in d]
+
+
+def dict_keys(d):
+    """`d.keys()` as a list (names: nothing to differentiate)."""
+    return [k for k in d]
+
+
+def sequence_copy(items):
+    """`xs.copy()` of a list: a new list of the same items, each differentiated."""
+    return [v for v in items]
+
+
+_CONTAINER_METHODS = {
+    (dict, "get"): dict_get, (dict, "copy"): dict_copy, (dict, "items"): dict_items,
+    (dict, "values"): dict_values, (dict, "keys"): dict_keys, (list, "copy"): sequence_copy,
+}
+# methods of containers whose results are counts, positions or truth values: no derivative
+_COUNTING_METHODS = frozenset({"index", "count", "__len__", "__contains__", "isdisjoint",
+                               "issubset", "issuperset"})
+
+
 def _container_method(obj, name: str):
-    """The function a container's method runs, where it passes values on (`d.get`)."""
-    return dict_get if isinstance(obj, dict) and name == "get" else None
+    """The function a container's method runs, where it passes values on (`d.get`,
+    `d.copy()`, `d.items()`), as Python the transforms read."""
+    for (kind, method), fn in _CONTAINER_METHODS.items():
+        if isinstance(obj, kind) and name == method:
+            return fn
+    return None
 
 
 def _builtin_method(obj, name: str) -> bool:
     """A method of a Python container or string (`d.get`, `s.format`): plain Python that
-    carries no derivative, as in JAX, where it sees no tracer."""
-    return isinstance(getattr(obj, name, None), types.BuiltinMethodType) and not isinstance(
+    carries no derivative, as in JAX, where it sees no tracer. A container's method that
+    may pass its arrays on, with no rule here, is refused rather than read as constant."""
+    found = isinstance(getattr(obj, name, None), types.BuiltinMethodType) and not isinstance(
         obj, types.ModuleType)
+    if (found and isinstance(obj, (dict, list, tuple, set)) and name not in _COUNTING_METHODS
+            and _container_method(obj, name) is None and _holds_arrays(obj)):
+        raise TransformError(f"the {type(obj).__name__} method .{name}() passes values on "
+                             "that transforms cannot follow yet; build the container anew "
+                             "instead (a comprehension, {**d, key: value})")
+    return found
+
+
+def _holds_arrays(obj) -> bool:
+    from redraft.runtime.pytree import tree_leaves
+    return any(isinstance(leaf, (Array, float)) for leaf in tree_leaves(obj))
 
 
 def _no_derivative_jvp(name: str, shape: tuple):

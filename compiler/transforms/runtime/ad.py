@@ -656,7 +656,6 @@ def _object_sources(obj, items) -> list[tuple[int, int]]:
     """For each leaf of `obj` (made by helpers.make_object from `items`), the (item, leaf)
     it is: the constructor stored the arguments' leaves. A leaf the constructor computed
     has no such source, and its derivative cannot be read this way: an error."""
-    from redraft.compiler.transforms.common import TransformError
     from redraft.runtime.pytree import tree_leaves
     where: dict[int, tuple[int, int]] = {}
     for i, item in enumerate(items):
@@ -665,7 +664,7 @@ def _object_sources(obj, items) -> list[tuple[int, int]]:
     sources = []
     for leaf in tree_leaves(obj):
         if id(leaf) not in where:
-            raise TransformError(
+            raise TypeError(
                 f"{type(obj).__name__}(...) computes a leaf from its arguments in its "
                 "constructor; transforms differentiate the construction of a pytree object "
                 "only when it stores its arguments (build the object outside, or make the "

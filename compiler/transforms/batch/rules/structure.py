@@ -148,6 +148,28 @@ def _leaves_of(b):
     return ir.Call(b.call.fn, (tree,) + tuple(b.call.args[1:]), b.call.kwargs), bt.seq(bt.B)
 
 
+def _flatten_of(b):
+    """tree_flatten of a tree: its leaves, each batched (the batched tree's), and the
+    structure, which no example changes."""
+    tree = b.call.args[0]
+    t = b.ctx.type_of(tree)
+    if not bt.is_batched(t):
+        return b.call, bt.U
+    tree = b.to_batched(tree, t)
+    return (ir.Call(b.call.fn, (tree,) + tuple(b.call.args[1:]), b.call.kwargs),
+            bt.tup((bt.seq(bt.B), bt.U)))
+
+
+def _unflatten_of(b):
+    """tree_unflatten(treedef, leaves): with any leaf batched, every leaf batched."""
+    treedef, leaves = b.call.args
+    t = b.ctx.type_of(leaves)
+    if not bt.is_batched(t):
+        return b.call, bt.U
+    leaves = b.to_batched(leaves, t)
+    return ir.Call(b.call.fn, (treedef, leaves)), bt.TREE
+
+
 def _tree_of_leaves(b):
     """unflatten_like(leaves, like): a tree whose leaves are all batched."""
     leaves, like = b.call.args
@@ -221,10 +243,9 @@ defbatch(helpers.make_object, _make_object)
 defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
 defbatch(ad.unflatten_like, lambda b: _tree_of_leaves(b))
 defbatch(pytree.tree_flatten_with_path, lambda b: loop(b, "any"))
-# read from their source, as before they had derivative rules (calls/value_calls.py and
-# ad/rules/structure.py give them those)
-defbatch_source(pytree.tree_flatten)
-defbatch_source(pytree.tree_unflatten)
+defbatch(pytree.tree_flatten, _flatten_of)
+defbatch(pytree.tree_unflatten, _unflatten_of)
+# read from its source, as before it had a (refusing) derivative rule (calls/value_calls.py)
 defbatch_source(local_functions.closure)
 defbatch(ad.paths_bar_to_tree, lambda b: loop(b, "any"))
 defbatch(helpers.check, _check)
