@@ -391,7 +391,8 @@ def tree_map_with_path(f: Callable, tree, *rest, is_leaf: Callable | None = None
             raise ValueError(f"tree_map_with_path: structures differ: {treedef} and "
                              f"{other_def}")
         others.append(other_leaves)
-    outs = [f(path, leaf, *more) for (path, leaf), *more in zip(pairs, *others)]
+    outs = [f(pairs[i][0], pairs[i][1], *[o[i] for o in others])  # read by index, as tree_map
+            for i in range(len(pairs))]
     return tree_unflatten(treedef, outs)
 
 

@@ -52,6 +52,11 @@ def is_pytree_class(value) -> bool:
             and not (value.__module__ or "").startswith("redraft."))
 
 
+def zip_spread(sequences) -> list:
+    """`zip(*sequences)` (a transpose: `ks, bs = zip(*pairs)`), as a list of tuples."""
+    return list(zip(*sequences))
+
+
 def merge_dicts(first: dict, second: dict) -> dict:
     """`{**first, **second}`: a new dict, second's items over first's."""
     return {**first, **second}

@@ -1213,6 +1213,9 @@ class Lowering:
         if isinstance(fn, ir.Var) and fn.name in self.called_types:
             cls = self.called_types[fn.name]  # `model(x)`: the class's __call__, self = model
             fn, args = ir.Ref(cls.__call__, f"{cls.__name__}_call"), [fn] + list(args)
+        if (isinstance(fn, ir.Ref) and fn.value is zip and star is not None and not args
+                and not kwargs):  # `zip(*pairs)`: a transpose the transforms follow
+            return ir.Call(ir.Ref(helpers.zip_spread, "zip_spread"), (star,))
         if isinstance(fn, ir.Ref) and star is None and helpers.is_namedtuple_class(fn.value):
             return self.namedtuple_call(node, fn, args, kwargs, out)
         if isinstance(fn, ir.Ref) and star is None and helpers.is_pytree_class(fn.value):
@@ -1648,11 +1651,11 @@ def _user_function_that_gathers(value, keywords: list[str], n_args: int = 0) -> 
         params = inspect.signature(value).parameters
     except (TypeError, ValueError):
         return False
+    if not module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")):
+        return False
     named = [p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if n_args > len(named) and any(p.kind is p.VAR_POSITIONAL for p in params.values()):
         return True
-    if not module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")):
-        return False
     by_keyword_only = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
     return any(k not in params or params[k].kind in by_keyword_only for k in keywords)
 

@@ -93,10 +93,23 @@ def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple
         return made, flat, kinds
     if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
         return None  # (a function whose Core redraft made takes its arguments as they are)
+    if _called_by_its_rules(fn):
+        return None  # an operation the transforms call as it is (a random sampler)
     shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
                                                    lambda name, value: value)
     shape = call_shape.with_structure(fn, shape, flat)
     return shaped(fn, shape), tuple(flat), tuple(kinds)
+
+
+def _called_by_its_rules(fn) -> bool:
+    """An operation with derivative rules or a batching rule of its own (not read as
+    source): transforms call it with its arguments as they are."""
+    from redraft.compiler.primitives.registry import rules_for
+    from redraft.compiler.transforms.batch.batching import batch_entry
+    if rules_for(fn) is not None:
+        return True
+    entry = batch_entry(fn)
+    return entry is not None and entry.kind != "source"
 
 
 def needs_specialising(fn) -> bool:

@@ -818,7 +818,8 @@ _ANY_VALUE_HELPERS = (ad.zeros_like, ad.ones_like, ad.grad_seed, ad.add, ad.cont
                       ad.attr_tangent, ad.attr_add, ad.object_tangent, ad.object_items_bar,
                       ad.dict_part, ad.dict_part_bar, ad.sorted_like, ad.unsorted,
                       core_helpers.make_namedtuple, core_helpers.make_object,
-                      core_helpers.merge_dicts, sorted, pytree.tree_flatten,
+                      core_helpers.merge_dicts, core_helpers.zip_spread, ad.unzip_spread,
+                      sorted, pytree.tree_flatten,
                       pytree.tree_unflatten, vm.unstack_examples, vm.tree_rows)
 
 

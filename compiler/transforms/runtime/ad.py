@@ -697,6 +697,21 @@ def object_items_bar(g, obj, items: tuple) -> tuple:
     return tuple(tree_unflatten(tree_structure(item), b) for item, b in zip(items, bars))
 
 
+def unzip_spread(g, sequences):
+    """The cotangent of zip(*sequences): g's item i, entry j, back to sequence j's item i
+    (zero past the shortest sequence, or where g has none)."""
+    seqs = list(sequences)
+    n = min((len(s) for s in seqs), default=0)
+    out = []
+    for j, s in enumerate(seqs):
+        s = list(s)
+        items = [g[i][j] if g is not None and g[i] is not None else zeros_like(s[i])
+                 for i in range(n)] + [zeros_like(v) for v in s[n:]]
+        out.append(sequence_like(items, sequences[j]) if isinstance(
+            sequences[j], (list, tuple)) else items)
+    return sequence_like(out, sequences) if isinstance(sequences, (list, tuple)) else out
+
+
 def sorted_order(items, key=None, reverse: bool = False) -> list[int]:
     """The positions of `items` in the order sorted(items, key, reverse) puts them (both
     stable, so equal items keep their order)."""

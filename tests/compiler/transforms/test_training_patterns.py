@@ -405,3 +405,45 @@ def test_a_container_method_that_would_drop_a_derivative_is_refused():
 
     with pytest.raises(TransformError, match="setdefault"):
         grad(loss)([{"w": jnp.asarray([1.0, 2.0])}])
+
+
+def test_zip_of_a_spread_and_tree_map_with_path_under_grad():
+    params = {"layers": [{"kernel": jnp.asarray([1.0, 2.0]), "bias": jnp.asarray([3.0])},
+                         {"kernel": jnp.asarray([4.0]), "bias": jnp.asarray([5.0, 6.0])}]}
+
+    def loss(p):
+        pairs = [(jnp.sum(layer["kernel"]), jnp.sum(layer["bias"])) for layer in p["layers"]]
+        ks, bs = zip(*pairs)  # a transpose, read as one
+        decay = tree_util.tree_map_with_path(
+            lambda path, v: 0.0 if "bias" in tree_util.keystr(path) else jnp.sum(v ** 2), p)
+        return 2.0 * sum(ks) + 3.0 * sum(bs) + sum(tree_util.tree_leaves(decay))
+
+    for fn in (grad(loss), jit(grad(loss))):
+        g = fn(params)
+        np.testing.assert_allclose(np.asarray(g["layers"][0]["kernel"]), [4.0, 6.0])
+        np.testing.assert_allclose(np.asarray(g["layers"][1]["kernel"]), [10.0])
+        np.testing.assert_allclose(np.asarray(g["layers"][1]["bias"]), [3.0, 3.0])
+    _, dot = jvp(loss, (params,), (tree_util.tree_map(jnp.ones_like, params),))
+    np.testing.assert_allclose(float(dot), 4 + 6 + 10 + 3 * 3)
+
+
+def test_vmap_of_a_random_sampler_itself_and_under_grad():
+    # vmap(random.categorical) read the sampler's source (a wrapper that pops from a dict)
+    from redraft import random
+    keys = random.split(random.PRNGKey(0), 4)
+    logits = jnp.asarray(RNG.normal(size=(4, 5)).astype(np.float32))
+    got = vmap(random.categorical)(keys, logits)
+    want = [int(random.categorical(keys[i], logits[i])) for i in range(4)]
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+    def loss(w):
+        actions = vmap(random.categorical)(keys, lax.stop_gradient(logits * w))
+        chosen = jnp.take_along_axis(jax_log_softmax(logits * w), actions[:, None], axis=1)
+        return -jnp.sum(chosen)
+
+    def jax_log_softmax(z):
+        return z - jnp.log(jnp.sum(jnp.exp(z), axis=1, keepdims=True))
+
+    w0 = 1.5
+    want_g = numerical_grad(lambda w: float(loss(float(w))), w0, eps=1e-3)
+    np.testing.assert_allclose(float(grad(loss)(w0)), want_g, rtol=1e-3)

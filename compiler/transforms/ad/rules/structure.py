@@ -71,6 +71,12 @@ defjvp(ad.object_items_bar, lambda g_dot, ans, g, obj, items:
        ad.object_items_bar(g_dot, obj, items), argnames=("g",))
 defvjp(ad.object_items_bar, lambda ct, ans, g, obj, items: ad.object_tangent(obj, items, ct),
        argnames=("g",))
+defjvp(helpers.zip_spread, lambda sequences_dot, ans, sequences:
+       helpers.zip_spread(sequences_dot))
+defvjp(helpers.zip_spread, lambda g, ans, sequences: ad.unzip_spread(g, sequences))
+defjvp(ad.unzip_spread, lambda g_dot, ans, g, sequences: ad.unzip_spread(g_dot, sequences),
+       argnames=("g",))
+defvjp(ad.unzip_spread, lambda ct, ans, g, sequences: helpers.zip_spread(ct), argnames=("g",))
 defjvp(helpers.merge_dicts,
        lambda first_dot, ans, first, second:
        helpers.merge_dicts(first_dot, ad.zeros_like(second)),
@@ -132,6 +138,12 @@ defvjp(ad.paths_bar_to_tree, lambda ct, ans, g, like: pytree.tree_flatten_with_p
 defstatic(ad.paths_bar_to_tree, "like")
 for _op in (helpers.check, helpers.raise_):
     defnondiff(_op, "no value")
+EXCEPTIONS = (Exception, ValueError, TypeError, KeyError, IndexError, AssertionError,
+              RuntimeError, NotImplementedError, AttributeError, ZeroDivisionError)
+for _op in EXCEPTIONS:  # `raise ValueError(f"... {treedef}")` in a function transformed
+    defnondiff(_op, "an exception carries no derivative")
+for _op in (str, repr, pytree.keystr):  # a key path's text (optax-style masks by name)
+    defnondiff(_op, "text carries no derivative")
 
 # ---- builtins over sequences: tuple(xs), list(xs), sum(xs) ---------------------------------------
 

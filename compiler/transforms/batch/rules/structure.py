@@ -238,6 +238,10 @@ defbatch(ad.iterated_bar, _iterated(kind=1, value=0))
 defbatch(helpers.make_dict, _make_dict)
 defbatch(helpers.set_item, _set_item)
 defbatch(helpers.merge_dicts, _merge_dicts)
+defbatch(helpers.zip_spread, lambda b: (
+    (b.call, bt.U) if not bt.is_batched(b.ctx.type_of(b.call.args[0])) else
+    (ir.Call(b.call.fn, (b.to_batched(b.call.args[0], b.ctx.type_of(b.call.args[0])),)),
+     bt.TREE)))
 defbatch(helpers.make_namedtuple, _make_namedtuple)
 defbatch(helpers.make_object, _make_object)
 defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
@@ -250,6 +254,12 @@ defbatch_source(local_functions.closure)
 defbatch(ad.paths_bar_to_tree, lambda b: loop(b, "any"))
 defbatch(helpers.check, _check)
 defbatch(helpers.raise_, unbatched_result)
+for _op in (Exception, ValueError, TypeError, KeyError, IndexError, AssertionError,
+            RuntimeError, NotImplementedError, AttributeError, ZeroDivisionError):
+    defbatch(_op, unbatched_result)  # an exception made (raised only where a check fails)
+for _op in (str, repr, pytree.keystr):
+    defbatch(_op, lambda b: loop(b, "any") if any(
+        bt.is_batched(b.ctx.type_of(a)) for a in b.call.args) else unbatched_result(b))
 defbatch(print, unbatched_result)
 defbatch(isinstance, unbatched_result)
 defbatch(type, unbatched_result)
