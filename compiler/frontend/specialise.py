@@ -93,7 +93,7 @@ def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple
         return made, flat, kinds
     if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
         return None  # (a function whose Core redraft made takes its arguments as they are)
-    if _called_by_its_rules(fn):
+    if rules_for_op(fn) or sampler_batched_by_its_rule(fn):
         return None  # an operation the transforms call as it is (a random sampler)
     shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
                                                    lambda name, value: value)
@@ -101,13 +101,18 @@ def specialise_call(fn, args: tuple, kwargs: dict) -> tuple[object, tuple, tuple
     return shaped(fn, shape), tuple(flat), tuple(kinds)
 
 
-def _called_by_its_rules(fn) -> bool:
-    """An operation with derivative rules or a batching rule of its own (not read as
-    source): transforms call it with its arguments as they are."""
+def rules_for_op(fn) -> bool:
     from redraft.compiler.primitives.registry import rules_for
+    return rules_for(fn) is not None
+
+
+def sampler_batched_by_its_rule(fn) -> bool:
+    """A random sampler (redraft.random) that vmap batches by a rule of its own: called as
+    it is (`vmap(random.categorical)(keys, logits)`), never read from its source, which
+    records the sampler (and has no derivative to read anyway)."""
     from redraft.compiler.transforms.batch.batching import batch_entry
-    if rules_for(fn) is not None:
-        return True
+    if not (getattr(fn, "__module__", "") or "").startswith("redraft.random"):
+        return False
     entry = batch_entry(fn)
     return entry is not None and entry.kind != "source"
 

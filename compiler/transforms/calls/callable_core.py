@@ -32,7 +32,8 @@ def core_of(fn) -> ir.Function:
     core = carried_core(fn)
     if core is not None:  # generated code reassigns names (x_bar = x_bar + t): rename it
         return to_ssa(core, coalesce=False)
-    if rules_for(fn) is not None or _batched_by_a_rule(fn):
+    from redraft.compiler.frontend.specialise import sampler_batched_by_its_rule
+    if rules_for(fn) is not None or sampler_batched_by_its_rule(fn):
         return _op_wrapper(fn)
     from redraft.compiler.transforms.calls.custom import is_custom
     if is_custom(fn):
@@ -143,15 +144,6 @@ def _call_wrapper(fn) -> ir.Function:
                                                                       for p in params))),
             ir.Return(ir.Var("out"))]
     return ir.Function(fn.__name__, params, body, (), code.co_filename, code.co_firstlineno)
-
-
-def _batched_by_a_rule(fn) -> bool:
-    """An operation that vmap batches by a rule of its own, without derivative rules (a
-    random sampler: `vmap(random.categorical)(keys, logits)`): called as it is, never read
-    as source."""
-    from redraft.compiler.transforms.batch.batching import batch_entry
-    entry = batch_entry(fn)
-    return entry is not None and entry.kind != "source" and callable(fn)
 
 
 def _op_wrapper(op) -> ir.Function:

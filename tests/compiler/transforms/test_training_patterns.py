@@ -447,3 +447,24 @@ def test_vmap_of_a_random_sampler_itself_and_under_grad():
     w0 = 1.5
     want_g = numerical_grad(lambda w: float(loss(float(w))), w0, eps=1e-3)
     np.testing.assert_allclose(float(grad(loss)(w0)), want_g, rtol=1e-3)
+
+
+def test_per_example_gradients_through_a_batched_switch_over_a_dict():
+    # the branches' gradients (dicts, typed "every leaf batched") were selected as arrays
+    params = {"w": jnp.asarray(RNG.normal(size=(3, 4)).astype(np.float32)),
+              "b": jnp.asarray(RNG.normal(size=4).astype(np.float32))}
+    xs = jnp.asarray(RNG.normal(size=(5, 3)).astype(np.float32))
+    modes = jnp.asarray([0, 1, 2, 1, 0])
+
+    def loss(p, x, mode):
+        return lax.switch(mode, [lambda q: jnp.sum(jnp.tanh(x @ q["w"])),
+                                 lambda q: 0.1 * jnp.sum((x @ q["w"]) ** 2),
+                                 lambda q: jnp.sum(jnp.sin(x @ q["w"] + q["b"]))], p)
+
+    for fn in (vmap(grad(loss), (None, 0, 0)), jit(vmap(grad(loss), (None, 0, 0)))):
+        got = fn(params, xs, modes)
+        for i in range(5):
+            want = grad(loss)(params, xs[i], int(modes[i]))
+            for k in ("w", "b"):
+                np.testing.assert_allclose(np.asarray(got[k][i]), np.asarray(want[k]),
+                                           rtol=1e-5, atol=1e-6)
