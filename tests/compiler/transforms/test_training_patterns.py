@@ -468,3 +468,29 @@ def test_per_example_gradients_through_a_batched_switch_over_a_dict():
             for k in ("w", "b"):
                 np.testing.assert_allclose(np.asarray(got[k][i]), np.asarray(want[k]),
                                            rtol=1e-5, atol=1e-6)
+
+
+class _Chain:
+    """A model object holding layer functions (configuration, not a pytree)."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, w, x):
+        h = jnp.tanh(x @ w) * self.scale
+        return h, jnp.sum(h)
+
+
+def test_vmap_and_grad_of_a_callable_object_itself():
+    # vmap(model) read the object as if it were a function's source
+    w = jnp.asarray(RNG.normal(size=(3, 2)).astype(np.float32))
+    xs = jnp.asarray(RNG.normal(size=(4, 3)).astype(np.float32))
+    model = _Chain(2.0)
+    hs, totals = vmap(model, in_axes=(None, 0), out_axes=(1, 0))(w, xs)
+    want = np.tanh(np.asarray(xs) @ np.asarray(w)) * 2.0
+    np.testing.assert_allclose(np.asarray(hs), want.T, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(totals), want.sum(axis=1), rtol=1e-5)
+    g = grad(lambda w_: model(w_, xs)[1])(w)
+    x64 = np.asarray(xs, np.float64)
+    np.testing.assert_allclose(np.asarray(g), numerical_grad(
+        lambda w_: np.sum(np.tanh(x64 @ w_) * 2.0), np.asarray(w)), rtol=1e-4, atol=1e-5)
