@@ -199,7 +199,8 @@ def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
         if other_def != treedef:
             raise ValueError(f"tree_map: structures differ: {treedef} and {other_def}")
         others.append(other_leaves)
-    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+    columns = [leaves] + others  # read by index: transforms differentiate through it
+    return tree_unflatten(treedef, [f(*[c[i] for c in columns]) for i in range(len(leaves))])
 
 
 def tree_all(tree, *, is_leaf: Callable | None = None) -> bool:
@@ -390,7 +391,8 @@ def tree_map_with_path(f: Callable, tree, *rest, is_leaf: Callable | None = None
             raise ValueError(f"tree_map_with_path: structures differ: {treedef} and "
                              f"{other_def}")
         others.append(other_leaves)
-    outs = [f(path, leaf, *more) for (path, leaf), *more in zip(pairs, *others)]
+    outs = [f(pairs[i][0], pairs[i][1], *[o[i] for o in others])  # read by index, as tree_map
+            for i in range(len(pairs))]
     return tree_unflatten(treedef, outs)
 
 

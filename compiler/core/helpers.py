@@ -24,6 +24,44 @@ def make_dict(keys: tuple, values: tuple) -> dict:
     return dict(zip(keys, values))
 
 
+def make_namedtuple(cls, items: tuple):
+    """`Cls(a, b)` of a NamedTuple class, its fields given in order (the frontend binds
+    keywords and defaults), so that transforms follow each field to its item."""
+    return cls(*items)
+
+
+def is_namedtuple_class(value) -> bool:
+    """A class made by typing.NamedTuple or collections.namedtuple."""
+    return (isinstance(value, type) and issubclass(value, tuple)
+            and isinstance(getattr(value, "_fields", None), tuple))
+
+
+def make_object(cls, items: tuple, names: tuple = ()):
+    """`Cls(a, b, k=c)` of the user's class registered as a pytree: the arguments as one
+    tuple (the last `names` by keyword), so that transforms follow each to the leaves the
+    object holds."""
+    n = len(items) - len(names)
+    return cls(*items[:n], **dict(zip(names, items[n:])))
+
+
+def is_pytree_class(value) -> bool:
+    """A class of the user's registered as a pytree node (register_pytree_node_class,
+    register_dataclass), whose objects the transforms see through."""
+    from redraft.runtime.pytree import _REGISTRY
+    return (isinstance(value, type) and value in _REGISTRY
+            and not (value.__module__ or "").startswith("redraft."))
+
+
+def zip_spread(sequences) -> list:
+    """`zip(*sequences)` (a transpose: `ks, bs = zip(*pairs)`), as a list of tuples."""
+    return list(zip(*sequences))
+
+
+def merge_dicts(first: dict, second: dict) -> dict:
+    """`{**first, **second}`: a new dict, second's items over first's."""
+    return {**first, **second}
+
+
 def append(items: list, item) -> list:
     """A new list: `items + [item]` (Core never mutates a value another name may hold)."""
     return items + [item]

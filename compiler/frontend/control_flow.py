@@ -16,7 +16,6 @@ import gast
 from redraft.compiler.core import helpers
 from redraft.compiler.core import ir
 from redraft.compiler.primitives import control as lax_control
-from redraft.compiler.frontend.local_functions import LocalFunction, call_atoms
 
 CONTROL_MODULE = "redraft.compiler.primitives.control"
 RANGE = ir.Ref(range, "range")
@@ -39,12 +38,12 @@ def _helper(name: str) -> ir.Ref:
 
 
 def call(lw, fn: ir.Atom, args: tuple, out: list, node, target: str | None = None) -> ir.Var:
-    """Emit a call of function value `fn` (a local function gets its captured values)."""
-    if isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction):
-        local = fn.value
-        expr = ir.Call(ir.Ref(local.function, local.name), call_atoms(local, args))
-    else:
-        expr = ir.Call(fn, tuple(args))
+    """Emit a call of function value `fn` as a call written in the source would be (a local
+    function gets its captured values, a partial its held arguments, an object its
+    `__call__`)."""
+    expr = lw.call_value(node, fn, list(args), [], None, out)
+    if isinstance(expr, ir.Var) and target is None:
+        return expr
     return lw.emit(out, node, expr, target)
 
 

@@ -20,7 +20,7 @@ from typing import Callable
 
 import gast
 
-from redraft.compiler.core import ir
+from redraft.compiler.core import helpers, ir
 from redraft.compiler.core.core_function import CoreFunction
 from redraft.compiler.core.names import Names
 from redraft.compiler.frontend import (call_shape, control_flow, jumps, local_functions, methods,
@@ -1091,14 +1091,36 @@ class Lowering:
         return joined
 
     def expr_Dict(self, node, out):
+        """`{k: v, ...}`; with spreads, `{**d, k: v, **e}` is the merge of its displays and
+        spread dicts, left to right (later keys win, as in Python)."""
         from redraft.compiler.core import helpers
-        if any(k is None for k in node.keys):
-            self.fail(node, "dict unpacking `**d` is not supported")
-        keys = tuple(self.expr(k, out) for k in node.keys)
-        values = tuple(self.expr(v, out) for v in node.values)
-        k_atom = self.emit(out, node, ir.Tuple(keys))
-        v_atom = self.emit(out, node, ir.Tuple(values))
-        return ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (k_atom, v_atom))
+        pieces: list[ir.Atom] = []
+        run: list = []
+
+        def display() -> ir.Atom:
+            keys = tuple(self.expr(k, out) for k, _ in run)
+            values = tuple(self.expr(v, out) for _, v in run)
+            k_atom = self.emit(out, node, ir.Tuple(keys))
+            v_atom = self.emit(out, node, ir.Tuple(values))
+            return ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (k_atom, v_atom))
+
+        for k, v in zip(node.keys, node.values):
+            if k is not None:
+                run.append((k, v))
+                continue
+            if run:
+                pieces.append(self.emit(out, node, display()))
+                run = []
+            pieces.append(self.expr(v, out))
+        if not pieces:
+            return display()
+        if run:
+            pieces.append(self.emit(out, node, display()))
+        joined = pieces[0]  # `{**d}` alone is d: Core never mutates a dict in place
+        for piece in pieces[1:]:
+            joined = self.emit(out, node, ir.Call(ir.Ref(helpers.merge_dicts, "merge_dicts"),
+                                                  (joined, piece)))
+        return joined
 
     def expr_Attribute(self, node, out):
         base = self.expr(node.value, out)
@@ -1174,11 +1196,33 @@ class Lowering:
             fn = self.expr_Attribute(node.func, out)
         else:
             fn = self.expr(node.func, out)
+        return self.call_value(node, fn, args, kwargs, star, out)
+
+    def call_value(self, node, fn: ir.Atom, args: list, kwargs: list, star, out) -> ir.Expr:
+        """The call of function atom `fn` (a known function, a partial, a local function,
+        an object with `__call__`, or a value known when the code runs) with these atoms."""
         if isinstance(fn, ir.Const):
             self.fail(node, f"{fn.value!r} is not callable")
+        if isinstance(fn, ir.Ref) and isinstance(fn.value, PartialCall) and star is None:
+            held = fn.value  # a call of partial(f, a)(b) is the call f(a, b)
+            fn, args = held.fn, list(held.args) + list(args)
+            kwargs = list(held.kwargs) + [kv for kv in kwargs
+                                          if kv[0] not in dict(held.kwargs)]
+            if isinstance(fn, ir.Var) and fn.name not in self.called_types:
+                return ir.Call(fn, tuple(args), tuple(kwargs))
         if isinstance(fn, ir.Var) and fn.name in self.called_types:
             cls = self.called_types[fn.name]  # `model(x)`: the class's __call__, self = model
             fn, args = ir.Ref(cls.__call__, f"{cls.__name__}_call"), [fn] + list(args)
+        if (isinstance(fn, ir.Ref) and fn.value is zip and star is not None and not args
+                and not kwargs):  # `zip(*pairs)`: a transpose the transforms follow
+            return ir.Call(ir.Ref(helpers.zip_spread, "zip_spread"), (star,))
+        if isinstance(fn, ir.Ref) and star is None and helpers.is_namedtuple_class(fn.value):
+            return self.namedtuple_call(node, fn, args, kwargs, out)
+        if isinstance(fn, ir.Ref) and star is None and helpers.is_pytree_class(fn.value):
+            items = self.emit(out, node, ir.Tuple(tuple(
+                self.function_value(a, node, out) for a in list(args) + [a for _, a in kwargs])))
+            names = ir.Const(tuple(k for k, _ in kwargs))
+            return ir.Call(ir.Ref(helpers.make_object, "make_object"), (fn, items, names))
         if isinstance(fn, ir.Ref) and _callable_object(fn.value):
             # `net(params, x)` with net an object of the user's class: its __call__, bound
             fn = ir.Ref(fn.value.__call__, f"{fn.path}.__call__", fn.root)
@@ -1187,27 +1231,30 @@ class Lowering:
             return chained
         if isinstance(fn, ir.Ref) and fn.value is functools.partial and star is None and args:
             return ir.Ref(PartialCall(args[0], tuple(args[1:]), tuple(kwargs)), "partial")
-        if isinstance(fn, ir.Ref) and isinstance(fn.value, PartialCall) and star is None:
-            held = fn.value  # a call of partial(f, a)(b) is the call f(a, b)
-            fn, args = held.fn, list(held.args) + list(args)
-            kwargs = list(held.kwargs) + [kv for kv in kwargs
-                                          if kv[0] not in dict(held.kwargs)]
-            if isinstance(fn, ir.Var):
-                return ir.Call(fn, tuple(args), tuple(kwargs))
         closed = self.transform_of_closure(node, fn, args, kwargs, star)
         if closed is not None:
             return closed
         if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
-            if star is not None:
-                self.fail(node, "call local functions without *args spreading")
             local = fn.value
+            needed = len(local.params) - len(args) - len(kwargs)
+            if star is not None and local.params and not local.defaults and needed >= 0:
+                # `f(a, *xs)` of a local function of known arity: its items one by one
+                args = list(args) + [self.emit(out, node, ir.Call(GETITEM, (star, ir.Const(k))))
+                                     for k in range(needed)]
+                star = None
+            if star is not None:  # bound when it runs: a call through the function's value
+                value = (local_functions.closure_call(local) if local.captured
+                         else ir.Ref(local.function, local.name))
+                return ir.Call(self.emit(out, node, value), tuple(args), tuple(kwargs), star)
             try:
                 atoms = local_functions.call_atoms(local, tuple(args), tuple(kwargs))
             except TypeError as e:
                 self.fail(node, str(e))
             return ir.Call(ir.Ref(local.function, local.name), atoms)
         if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(
-                fn.value, [k for k, _ in kwargs]):
+                fn.value, [k for k, _ in kwargs], len(args)):
+            args = [self.function_value(a, node, out) for a in args]
+            kwargs = [(k, self.function_value(a, node, out)) for k, a in kwargs]
             return self.shaped_call(node, fn, args, kwargs)
         args = [self.function_value(a, node, out) for a in args]
         kwargs = [(k, self.function_value(a, node, out)) for k, a in kwargs]
@@ -1442,6 +1489,28 @@ class Lowering:
             self.fail(node, f"keyword argument {repeated[0]!r} is given more than once")
         return kwargs
 
+    def namedtuple_call(self, node, cls: ir.Ref, args: list, kwargs: list, out) -> ir.Call:
+        """`State(h, c=c)` of a NamedTuple class: its fields in order (keywords placed,
+        the rest their defaults) as one tuple, made into the class by a helper whose rules
+        pass each field's derivative to its item."""
+        fields = cls.value._fields
+        defaults = getattr(cls.value, "_field_defaults", {})
+        if len(args) > len(fields):
+            self.fail(node, f"{cls.path} takes {len(fields)} fields, got {len(args)}")
+        slots = dict(zip(fields, args))
+        for key, atom in kwargs:
+            if key not in fields or key in slots:
+                self.fail(node, f"{cls.path}() got an unexpected or repeated field {key!r}")
+            slots[key] = atom
+        for name in fields:
+            if name not in slots:
+                if name not in defaults:
+                    self.fail(node, f"{cls.path}() is missing its field {name!r}")
+                slots[name] = _ref_or_const(defaults[name], f"{name}_default")
+        items = self.emit(out, node, ir.Tuple(tuple(self.function_value(slots[n], node, out)
+                                                    for n in fields)))
+        return ir.Call(ir.Ref(helpers.make_namedtuple, "make_namedtuple"), (cls, items))
+
     def shaped_call(self, node, fn: ir.Ref, args: list, kwargs: list) -> ir.Call:
         """A call of a function with *args, **kwargs or keyword-only parameters: a call of
         its specialisation on this call's shape, every argument positional."""
@@ -1567,26 +1636,30 @@ def _callable_object(value) -> bool:
             and not hasattr(value, "__redraft_transformable__"))
 
 
-def _user_function_that_gathers(value, keywords: list[str]) -> bool:
+def _user_function_that_gathers(value, keywords: list[str], n_args: int = 0) -> bool:
     """A function with *args, **kwargs or keyword-only parameters whose source transforms
     read: its calls are specialised on their shape, so no keyword argument is lost on the way
     to the transformed source. The user's functions always; one of redraft's numpy/scipy/nn
     library functions without rules of its own when the call names a parameter that only a
-    keyword reaches (jnp.cumulative_sum(x, include_initial=True))."""
+    keyword reaches (jnp.cumulative_sum(x, include_initial=True)), or that gets more
+    positional arguments than it names (tree_map(f, a, b) gathers b in *rest)."""
     from redraft.compiler.primitives.registry import rules_for
     if not call_shape.gathers(value) or rules_for(value) is not None:
         return False
     module = getattr(value, "__module__", "") or ""
     if module.split(".")[0] in OPAQUE_LIBRARIES:
         return False  # called as it is: np.std(x) calls x.std(), never read as source
-    if not module.startswith("redraft."):
-        return True
-    if not module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")):
-        return False
+    if not module.startswith("redraft.") or module == "redraft.runtime.pytree":
+        return True  # (tree_map: specialised on its shape, a closure it is given is bound)
     try:
         params = inspect.signature(value).parameters
     except (TypeError, ValueError):
         return False
+    if not module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")):
+        return False
+    named = [p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if n_args > len(named) and any(p.kind is p.VAR_POSITIONAL for p in params.values()):
+        return True
     by_keyword_only = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
     return any(k not in params or params[k].kind in by_keyword_only for k in keywords)
 

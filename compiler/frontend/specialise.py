@@ -100,10 +100,28 @@ def specialise_call(fn, args: tuple, kwargs: dict, static=()) -> tuple[object, t
         return specialise_traced_call(fn, args, kwargs, static)
     if not call_shape.specialises(fn) or hasattr(fn, "__redraft_transformable__"):
         return None  # (a function whose Core redraft made takes its arguments as they are)
+    if rules_for_op(fn) or sampler_batched_by_its_rule(fn):
+        return None  # an operation the transforms call as it is (a random sampler)
     shape, flat, kinds = call_shape.bind_with_kinds(fn, list(args), dict(kwargs),
                                                    lambda name, value: value)
     shape = call_shape.with_structure(fn, shape, flat)
     return shaped(fn, shape), tuple(flat), tuple(kinds)
+
+
+def rules_for_op(fn) -> bool:
+    from redraft.compiler.primitives.registry import rules_for
+    return rules_for(fn) is not None
+
+
+def sampler_batched_by_its_rule(fn) -> bool:
+    """A random sampler (redraft.random) that vmap batches by a rule of its own: called as
+    it is (`vmap(random.categorical)(keys, logits)`), never read from its source, which
+    records the sampler (and has no derivative to read anyway)."""
+    from redraft.compiler.transforms.batch.batching import batch_entry
+    if not (getattr(fn, "__module__", "") or "").startswith("redraft.random"):
+        return False
+    entry = batch_entry(fn)
+    return entry is not None and entry.kind != "source"
 
 
 def needs_specialising(fn) -> bool:
@@ -207,9 +225,13 @@ class Bound:
             for i, v in self.known:
                 if isinstance(v, ClosureCode):
                     v = LocalFunction(names[i], v.function, tuple(
-                        captured_param(names[i], k) for k in range(v.count)))
+                        captured_param(names[i], k) for k in range(v.count)),
+                        _own_parameters(v))
                 known[names[i]] = v
-            core = _lower(self.fn, known=known)
+            if isinstance(self.fn, Shaped):  # the specialisation of a gathering signature
+                core = _lower(self.fn.fn, self.fn.shape, known=known)
+            else:
+                core = _lower(self.fn, known=known)
             if self._captured:
                 core = ir.Function(core.name, core.params + self._captured, core.body,
                                    core.defaults + (None,) * len(self._captured),
@@ -225,6 +247,15 @@ class Bound:
         return f"<redraft {self.__name__} specialised on {dict(self.known)!r}>"
 
 
+
+
+def _own_parameters(code: ClosureCode) -> tuple[str, ...]:
+    """A lifted local function's own parameters (its Core's, less the captured values that
+    follow them) when none has a default; () (unknown: positional calls only) otherwise."""
+    core = getattr(code.function, "core", None)
+    if core is None or core.defaults:
+        return ()
+    return tuple(core.params[:len(core.params) - code.count])
 
 
 def bound(fn, known: tuple[tuple[int, object], ...], drop: bool = False) -> Bound:
@@ -247,14 +278,24 @@ def _source_function(fn) -> bool:
 
 
 def _library_source_function(fn) -> bool:
-    """A function of redraft's numpy/scipy/nn libraries that transforms read by its source
-    (no rule of its own) and that takes a function (nanmax's helper, given jnp.max): it is
-    specialised on the function as a user's would be."""
+    """A function of redraft's numpy/scipy/nn libraries or of its pytree utilities that
+    transforms read by its source (no rule of its own) and that takes a function (nanmax's
+    helper, given jnp.max; tree_map): it is specialised on the function as a user's would
+    be."""
     import types
     from redraft.compiler.primitives.registry import rules_for
     module = getattr(fn, "__module__", "") or ""
     return (isinstance(fn, types.FunctionType) and rules_for(fn) is None
-            and module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn")))
+            and module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn",
+                                   "redraft.runtime.pytree")))
+
+
+def _read_by_source(fn) -> bool:
+    """A function whose Core is its source's (a user's or a library one), or its
+    specialisation on a call shape (Shaped): one that Bound can specialise further."""
+    if isinstance(fn, Shaped):
+        return _read_by_source(fn.fn)
+    return _source_function(fn) or _library_source_function(fn)
 
 
 def specialise_on_values(fn, args: tuple):
@@ -377,8 +418,7 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
 
     def fix(e):
         if not (isinstance(e, ir.Call) and isinstance(e.fn, ir.Ref) and e.star_args is None
-                and (_source_function(e.fn.value) or _library_source_function(e.fn.value)
-                     or isinstance(e.fn.value, custom_vjp))):
+                and (_read_by_source(e.fn.value) or isinstance(e.fn.value, custom_vjp))):
             return e
         known = tuple((i, a.value) for i, a in enumerate(e.args) if isinstance(a, ir.Ref)
                       and is_function_value(a.value))
@@ -411,8 +451,21 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
     body = [_map_calls(s, fix_counted) for s in fn.body]
     if not changed[0]:
         return fn
+    body = _without_unread_closures(body, closures)
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                        fn.doc, fn.meta)
+
+
+def _without_unread_closures(body: list, closures: dict) -> list:
+    """`body` less the closure values no statement reads any more (every call that took
+    one now takes its captured values): left in, forward mode would differentiate making
+    a closure of differentiated values, which it cannot."""
+    read = ir.block_reads(body)
+    unread = {name for name in closures if name not in read}
+    if not unread:
+        return body
+    return [s for s in body if not (isinstance(s, ir.Assign) and len(s.targets) == 1
+                                    and s.targets[0] in unread)]
 
 
 def _closures_made(body: list) -> dict[str, tuple[object, tuple]]:
@@ -439,8 +492,8 @@ def _closure_arguments(fn, call: ir.Call, closures: dict, taken: set[int]):
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return (), ()
-    if len(call.args) != len(params) or any(
-            p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(call.args) != len(params) or any(p.kind not in positional for p in params):
         return (), ()
     known, extra = [], ()
     for i, a in enumerate(call.args):

@@ -82,6 +82,8 @@ class Interpreter:
             except stacks.MarkerMisuse:
                 raise  # the loop that placed the marker handles it
             except values.Unstageable as e:
+                if getattr(e, "unroll", False):
+                    raise  # the loop being staged runs unrolled instead
                 raise _at(s, StagingError(str(e))) from None
             except (TypeError, ValueError, IndexError, NameError, KeyError) as e:
                 located = _at(s, e)
@@ -193,6 +195,13 @@ class Interpreter:
             return values.StagedRange(*args)
         if fn is print:
             return self.stage_print(args, kwargs)
+        if fn is operator.getitem and isinstance(args[1], values.StagedString):
+            # `params[f"layer_{i}"]` with i a staged loop's counter: the key is needed now,
+            # so the loop runs unrolled (as JAX's tracing runs every Python loop)
+            e = values.Unstageable(f"the key {args[1].template!r} is formatted from a "
+                                   "run-time value")
+            e.unroll = True
+            raise e
         if fn is operator.not_ and values.is_staged(args[0]):  # `not x` on a run-time value
             import redraft.numpy as jnp
             return jnp.logical_not(values.predicate(args[0]))

@@ -137,7 +137,8 @@ class ForwardMode:
         if isinstance(e, ir.List):
             return ir.List(tuple(self.tangent(a, out, origin) for a in e.items))
         if isinstance(e, ir.Attr):
-            return ir.Attr(self.tangent(e.obj, out, origin), e.name)
+            return ir.Call(helper("attr_tangent"), (e.obj, self.tangent(e.obj, out, origin),
+                                                    ir.Const(e.name)))
         raise TransformError(f"{where(origin)}cannot differentiate {e!r}")
 
     def call_tangent(self, s: ir.Assign, out: list) -> ir.Atom:

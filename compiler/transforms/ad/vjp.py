@@ -23,9 +23,10 @@ from __future__ import annotations
 import operator
 
 import redraft.numpy as jnp
+from redraft.runtime import pytree
 from redraft.compiler.core import helpers as core_helpers
 from redraft.compiler.core import ir
-from redraft.compiler.transforms.runtime import ad
+from redraft.compiler.transforms.runtime import ad, vm
 from redraft.compiler.transforms.calls import callees, value_calls
 from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformError,
                                                 active_names, bind_call, bind_defaults,
@@ -811,7 +812,15 @@ def _define_on_all_paths(body: list[ir.Stmt], names: set[str], sites: dict[str, 
 
 # derivative-code helpers that take any value (a tuple, None, a tape), not only arrays
 _ANY_VALUE_HELPERS = (ad.zeros_like, ad.ones_like, ad.grad_seed, ad.add, ad.container_like,
-                      ad.push, ad.tape_items, ad.size)
+                      ad.push, ad.tape_items, ad.size,
+                      # helpers over objects, dicts and sequences (their operands and
+                      # cotangents are containers: they add with ad.add, never `+`)
+                      ad.attr_tangent, ad.attr_add, ad.object_tangent, ad.object_items_bar,
+                      ad.dict_part, ad.dict_part_bar, ad.sorted_like, ad.unsorted,
+                      core_helpers.make_namedtuple, core_helpers.make_object,
+                      core_helpers.merge_dicts, core_helpers.zip_spread, ad.unzip_spread,
+                      sorted, pytree.tree_flatten,
+                      pytree.tree_unflatten, vm.unstack_examples, vm.tree_rows)
 
 
 def _array_operands(fn: ir.Function) -> set[str]:

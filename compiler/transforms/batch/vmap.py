@@ -158,8 +158,10 @@ class Batching(RuleContext):
     def select(self, cond: ir.Atom, a: ir.Atom, b: ir.Atom, t: bt.BType,
                name: str | None = None) -> ir.Call:
         """Per example: `a` where cond holds, else `b` (both of batch type t); with the
-        user's `name`, the two are checked to have one example shape."""
-        if bt.is_array(t):
+        user's `name`, the two are checked to have one example shape. A Tree (every leaf
+        batched) may be a dict or tuple when the code runs (a callee's gradient): selected
+        leaf by leaf."""
+        if t is bt.B:
             return ir.Call(vm_ref("select"), (cond, a, b, ir.Const(True), ir.Const(True),
                                               ir.Const(name)))
         return ir.Call(vm_ref("select_tree"), (cond, a, b), (("name", ir.Const(name)),))

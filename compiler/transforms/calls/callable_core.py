@@ -27,13 +27,17 @@ def core_of(fn) -> ir.Function:
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         from redraft.compiler.frontend.specialise import bound
         fn = bound(fn.__func__, ((0, fn.__self__),), drop=True)  # self known, by identity
+    elif _plain_callable_object(fn):
+        from redraft.compiler.frontend.specialise import bound
+        fn = bound(type(fn).__call__, ((0, fn),), drop=True)  # vmap(model): its __call__
     if isinstance(fn, functools.partial):
         from redraft.compiler.frontend.specialise import bind_function_arguments
         return to_ssa(bind_function_arguments(partial_core(fn)), coalesce=False)
     core = carried_core(fn)
     if core is not None:  # generated code reassigns names (x_bar = x_bar + t): rename it
         return to_ssa(core, coalesce=False)
-    if rules_for(fn) is not None:
+    from redraft.compiler.frontend.specialise import sampler_batched_by_its_rule
+    if rules_for(fn) is not None or sampler_batched_by_its_rule(fn):
         return _op_wrapper(fn)
     from redraft.compiler.transforms.calls.custom import is_custom
     if is_custom(fn):
@@ -48,6 +52,19 @@ def core_of(fn) -> ir.Function:
     if key not in reads:
         reads[key] = _read_core(fn)
     return reads[key]
+
+
+def _plain_callable_object(fn) -> bool:
+    """An object of the user's class with a Python `__call__` that is not a pytree (its
+    fields are configuration: a list of layer functions), transformed as its bound
+    `__call__`, the object held by identity."""
+    from redraft.runtime.pytree import _REGISTRY
+    call = getattr(type(fn), "__call__", None)
+    module = getattr(type(fn), "__module__", "") or ""
+    return (isinstance(call, types.FunctionType) and not isinstance(fn, type)
+            and type(fn) not in _REGISTRY and not module.startswith("redraft")
+            and not hasattr(fn, "__redraft_transformable__")
+            and not isinstance(fn, functools.partial))
 
 
 _SESSION = threading.local()

@@ -351,17 +351,35 @@ def set_survivors(x, idx, v):
     return (landed.at[idx].get(mode="fill", fill_value=-1) == numbers).astype(x.dtype)
 
 
+def _holds_as_child(obj, name: str) -> bool:
+    """Whether `obj.name` is (a subtree of) obj's pytree children, not its static aux data
+    (told by identity, never by comparing values known only when compiled code runs)."""
+    from redraft.runtime.pytree import tree_leaves
+    if hasattr(type(obj), "_fields"):
+        return True
+    held = {id(leaf) for leaf in tree_leaves(obj)}
+    field = tree_leaves(getattr(obj, name))
+    return bool(field) and all(id(leaf) in held for leaf in field)
+
+
+def attr_tangent(obj, obj_dot, name: str):
+    """The tangent of `obj.name`: that field of obj's tangent, or zero where the field is
+    static aux data (the tangent object holds obj's own value there, not a tangent)."""
+    if _holds_as_child(obj, name):
+        return getattr(obj_dot, name)
+    return zeros_like(getattr(obj, name))
+
+
 def attr_add(obj, name: str, g):
     """The cotangent of `obj.name`: zeros shaped like `obj`, with `g` at field `name`."""
     import copy
-    from redraft.runtime.pytree import tree_structure
     zeros = zeros_like(obj)
     out = copy.copy(zeros)
     if hasattr(type(out), "_fields"):
         return out._replace(**{name: g})
-    setattr(out, name, g)
-    if tree_structure(out) != tree_structure(zeros):
+    if not _holds_as_child(obj, name):
         return zeros  # the field is the node's static aux data: it has no cotangent
+    setattr(out, name, g)
     return out
 
 
@@ -683,6 +701,105 @@ def cotangent_astype(g, x, dtype=None):
 
 def dict_values(d: dict, keys: tuple) -> tuple:
     return tuple(d[k] for k in keys)
+
+
+def _object_sources(obj, items) -> list[tuple[int, int]]:
+    """For each leaf of `obj` (made by helpers.make_object from `items`), the (item, leaf)
+    it is: the constructor stored the arguments' leaves. A leaf the constructor computed
+    has no such source, and its derivative cannot be read this way: an error."""
+    from redraft.runtime.pytree import tree_leaves
+    where: dict[int, tuple[int, int]] = {}
+    for i, item in enumerate(items):
+        for j, leaf in enumerate(tree_leaves(item)):
+            where.setdefault(id(leaf), (i, j))
+    sources = []
+    for leaf in tree_leaves(obj):
+        if id(leaf) not in where:
+            raise TypeError(
+                f"{type(obj).__name__}(...) computes a leaf from its arguments in its "
+                "constructor; transforms differentiate the construction of a pytree object "
+                "only when it stores its arguments (build the object outside, or make the "
+                "computation a function of its own)")
+        sources.append(where[id(leaf)])
+    return sources
+
+
+def object_tangent(obj, items: tuple, items_dot: tuple):
+    """The tangent of make_object(cls, items): obj's structure, each leaf the tangent of
+    the argument leaf it stores."""
+    from redraft.runtime.pytree import tree_leaves, tree_structure
+    dots = [tree_leaves(d) for d in items_dot]
+    leaves = []
+    for i, j in _object_sources(obj, items):
+        leaves.append(dots[i][j] if j < len(dots[i]) else zeros_like(tree_leaves(items[i])[j]))
+    return tree_unflatten(tree_structure(obj), leaves)
+
+
+def object_items_bar(g, obj, items: tuple) -> tuple:
+    """The cotangents of make_object's arguments from the object's cotangent `g`: each
+    argument leaf gets the cotangent of the object leaves that store it."""
+    from redraft.runtime.pytree import tree_leaves, tree_structure
+    bars = [[zeros_like(leaf) for leaf in tree_leaves(item)] for item in items]
+    g_leaves = tree_leaves(g)
+    sources = _object_sources(obj, items)
+    if len(g_leaves) == len(sources):
+        for (i, j), part in zip(sources, g_leaves):
+            bars[i][j] = add(bars[i][j], part)
+    return tuple(tree_unflatten(tree_structure(item), b) for item, b in zip(items, bars))
+
+
+def unzip_spread(g, sequences):
+    """The cotangent of zip(*sequences): g's item i, entry j, back to sequence j's item i
+    (zero past the shortest sequence, or where g has none)."""
+    seqs = list(sequences)
+    n = min((len(s) for s in seqs), default=0)
+    out = []
+    for j, s in enumerate(seqs):
+        s = list(s)
+        items = [g[i][j] if g is not None and g[i] is not None else zeros_like(s[i])
+                 for i in range(n)] + [zeros_like(v) for v in s[n:]]
+        out.append(sequence_like(items, sequences[j]) if isinstance(
+            sequences[j], (list, tuple)) else items)
+    return sequence_like(out, sequences) if isinstance(sequences, (list, tuple)) else out
+
+
+def sorted_order(items, key=None, reverse: bool = False) -> list[int]:
+    """The positions of `items` in the order sorted(items, key, reverse) puts them (both
+    stable, so equal items keep their order)."""
+    items = list(items)
+    by = key if key is not None else (lambda v: v)
+    return sorted(range(len(items)), key=lambda i: by(items[i]), reverse=reverse)
+
+
+def sorted_like(values, items, key=None, reverse: bool = False) -> list:
+    """`values` (one per item of `items`) in the order sorted(items) has: the tangent of
+    sorted(items)."""
+    values = list(values)
+    return [values[i] for i in sorted_order(items, key, reverse)]
+
+
+def unsorted(g, items, key=None, reverse: bool = False):
+    """The cotangent of sorted(items): g's entries put back at their items' places."""
+    g = list(g)
+    items_list = list(items)
+    out = [zeros_like(v) for v in items_list]
+    for pos, i in enumerate(sorted_order(items_list, key, reverse)):
+        if pos < len(g) and g[pos] is not None:
+            out[i] = g[pos]
+    return sequence_like(out, items) if isinstance(items, (tuple, list)) else out
+
+
+def dict_part(g: dict, like: dict, over: dict | None = None) -> dict:
+    """The items of cotangent `g` for `like`'s keys, zero where `over` has the key too: the
+    cotangent of `like` in merge_dicts(like, over) (over's items replaced like's there)."""
+    return {k: zeros_like(v) if over is not None and k in over else g[k]
+            for k, v in like.items()}
+
+
+def dict_part_bar(ct: dict, g: dict, like: dict, over: dict | None = None) -> dict:
+    """The cotangent of dict_part's `g`: ct at the keys it took, zero elsewhere."""
+    return {k: ct[k] if k in like and not (over is not None and k in over) else zeros_like(v)
+            for k, v in g.items()}
 
 
 def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:

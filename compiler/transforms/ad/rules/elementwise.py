@@ -7,7 +7,7 @@ import operator
 import redraft.numpy as jnp
 from redraft.compiler.transforms.runtime import ad
 from redraft.compiler.primitives.registry import (alias, defelementwise, defjvp, defnondiff,
-                                                  defvjp, defzeros)
+                                                  defstatic, defvjp, defzeros)
 
 # ---- arithmetic ------------------------------------------------------------------------------
 
@@ -38,6 +38,7 @@ defjvp(jnp.where, None,
 defvjp(jnp.where, None,
        lambda g, ans, condition, x, y: ad.unbroadcast(jnp.where(condition, g, 0.0), x),
        lambda g, ans, condition, x, y: ad.unbroadcast(jnp.where(condition, 0.0, g), y))
+defstatic(jnp.where, "condition")  # a mask (grad of a batch with allow_int): no derivative
 # clip passes the derivative where it left `a` as it was, half of it on a bound (as JAX's
 # max-then-min does); bounds given as a_min or min alike
 defjvp(jnp.clip, lambda a_dot, ans, a, a_min=None, a_max=None, min=None, max=None:

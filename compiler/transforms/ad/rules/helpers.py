@@ -63,7 +63,13 @@ defvjp(ad.container_like, lambda ct, ans, value, items: ad.container_like(items,
        argnames=("items",))
 defjvp(ad.attr_add, lambda g_dot, ans, obj, name, g: ad.attr_add(obj, name, g_dot),
        argnames=("g",))
-defvjp(ad.attr_add, lambda ct, ans, obj, name, g: getattr(ct, name), argnames=("g",))
+defvjp(ad.attr_add, lambda ct, ans, obj, name, g: ad.attr_tangent(obj, ct, name),
+       argnames=("g",))
+defjvp(ad.attr_tangent, lambda obj_dot_dot, ans, obj, obj_dot, name:
+       ad.attr_tangent(obj, obj_dot_dot, name), argnames=("obj_dot",))
+defvjp(ad.attr_tangent, lambda ct, ans, obj, obj_dot, name: ad.attr_add(obj, name, ct),
+       argnames=("obj_dot",))
+defstatic(ad.attr_tangent, "obj", "name")
 
 for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.size, ad.pick_first,
             ad.inside, ad.zero_mask, ad.zero_mask_or, ad.zero_mask_and,

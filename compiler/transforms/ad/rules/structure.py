@@ -52,7 +52,49 @@ defjvp(helpers.make_dict, lambda values_dot, ans, keys, values:
        helpers.make_dict(keys, values_dot), argnames=("values",))
 defvjp(helpers.make_dict, lambda g, ans, keys, values: ad.dict_values(g, keys),
        argnames=("values",))
-defstatic(helpers.make_dict, "keys")  # a dict's keys are names, never differentiated
+defstatic(helpers.make_dict, "keys")
+defjvp(helpers.make_namedtuple, lambda items_dot, ans, cls, items:
+       helpers.make_namedtuple(cls, items_dot), argnames=("items",))
+defvjp(helpers.make_namedtuple, lambda g, ans, cls, items: tuple(g),
+       argnames=("items",))
+defstatic(helpers.make_namedtuple, "cls")
+defjvp(helpers.make_object, lambda items_dot, ans, cls, items, names=():
+       ad.object_tangent(ans, items, items_dot), argnames=("items",))
+defvjp(helpers.make_object, lambda g, ans, cls, items, names=():
+       ad.object_items_bar(g, ans, items), argnames=("items",))
+defstatic(helpers.make_object, "cls")
+defjvp(ad.object_tangent, lambda items_dot_dot, ans, obj, items, items_dot:
+       ad.object_tangent(obj, items, items_dot_dot), argnames=("items_dot",))
+defvjp(ad.object_tangent, lambda ct, ans, obj, items, items_dot:
+       ad.object_items_bar(ct, obj, items), argnames=("items_dot",))
+defjvp(ad.object_items_bar, lambda g_dot, ans, g, obj, items:
+       ad.object_items_bar(g_dot, obj, items), argnames=("g",))
+defvjp(ad.object_items_bar, lambda ct, ans, g, obj, items: ad.object_tangent(obj, items, ct),
+       argnames=("g",))
+defjvp(helpers.zip_spread, lambda sequences_dot, ans, sequences:
+       helpers.zip_spread(sequences_dot))
+defvjp(helpers.zip_spread, lambda g, ans, sequences: ad.unzip_spread(g, sequences))
+defjvp(ad.unzip_spread, lambda g_dot, ans, g, sequences: ad.unzip_spread(g_dot, sequences),
+       argnames=("g",))
+defvjp(ad.unzip_spread, lambda ct, ans, g, sequences: helpers.zip_spread(ct), argnames=("g",))
+defjvp(helpers.merge_dicts,
+       lambda first_dot, ans, first, second:
+       helpers.merge_dicts(first_dot, ad.zeros_like(second)),
+       lambda second_dot, ans, first, second:
+       helpers.merge_dicts(ad.zeros_like(first), second_dot))
+defjvp_joint(helpers.merge_dicts, lambda first_dot, second_dot, ans, first, second:
+             helpers.merge_dicts(first_dot, second_dot), ("first", "second"))
+defvjp(helpers.merge_dicts,
+       lambda g, ans, first, second: ad.dict_part(g, first, second),
+       lambda g, ans, first, second: ad.dict_part(g, second))
+defjvp(ad.dict_part, lambda g_dot, ans, g, like, over=None: ad.dict_part(g_dot, like, over),
+       argnames=("g",))
+defvjp(ad.dict_part, lambda ct, ans, g, like, over=None: ad.dict_part_bar(ct, g, like, over),
+       argnames=("g",))
+defjvp(ad.dict_part_bar, lambda ct_dot, ans, ct, g, like, over=None:
+       ad.dict_part_bar(ct_dot, g, like, over), argnames=("ct",))
+defvjp(ad.dict_part_bar, lambda h, ans, ct, g, like, over=None: ad.dict_part(h, like, over),
+       argnames=("ct",))  # a dict's keys are names, never differentiated
 defjvp(helpers.set_item,
        lambda container_dot, ans, container, key, value:
        helpers.set_item(container_dot, key, ad.zeros_like(value)),
@@ -71,6 +113,15 @@ defjvp(pytree.tree_leaves, lambda tree_dot, ans, tree, is_leaf=None:
        pytree.tree_leaves(tree_dot, is_leaf), argnames=("tree",))
 defvjp(pytree.tree_leaves, lambda g, ans, tree, is_leaf=None: ad.unflatten_like(g, tree),
        argnames=("tree",))
+defjvp(pytree.tree_flatten, lambda tree_dot, ans, tree, is_leaf=None:
+       (pytree.tree_leaves(tree_dot, is_leaf), ans[1]), argnames=("tree",))
+defvjp(pytree.tree_flatten, lambda g, ans, tree, is_leaf=None:
+       ad.unflatten_like(g[0], tree), argnames=("tree",))
+defjvp(pytree.tree_unflatten, lambda leaves_dot, ans, treedef, leaves:
+       pytree.tree_unflatten(treedef, leaves_dot), argnames=("leaves",))
+defvjp(pytree.tree_unflatten, lambda g, ans, treedef, leaves:
+       ad.sequence_like(pytree.tree_leaves(g), leaves), argnames=("leaves",))
+defstatic(pytree.tree_unflatten, "treedef")
 defjvp(ad.unflatten_like, lambda leaves_dot, ans, leaves, like:
        ad.unflatten_like(leaves_dot, like), argnames=("leaves",))
 defvjp(ad.unflatten_like, lambda ct, ans, leaves, like: pytree.tree_leaves(ct),
@@ -87,6 +138,12 @@ defvjp(ad.paths_bar_to_tree, lambda ct, ans, g, like: pytree.tree_flatten_with_p
 defstatic(ad.paths_bar_to_tree, "like")
 for _op in (helpers.check, helpers.raise_):
     defnondiff(_op, "no value")
+EXCEPTIONS = (Exception, ValueError, TypeError, KeyError, IndexError, AssertionError,
+              RuntimeError, NotImplementedError, AttributeError, ZeroDivisionError)
+for _op in EXCEPTIONS:  # `raise ValueError(f"... {treedef}")` in a function transformed
+    defnondiff(_op, "an exception carries no derivative")
+for _op in (str, repr, pytree.keystr):  # a key path's text (optax-style masks by name)
+    defnondiff(_op, "text carries no derivative")
 
 # ---- builtins over sequences: tuple(xs), list(xs), sum(xs) ---------------------------------------
 
@@ -103,6 +160,23 @@ defjvp(ad.sequence_like, lambda items_dot, ans, items, like:
 defvjp(ad.sequence_like, lambda g, ans, items, like: ad.sequence_like(g, items),
        argnames=("items",))
 defstatic(ad.sequence_like, "like")
+_SORTED = inspect.Signature([
+    inspect.Parameter("iterable", inspect.Parameter.POSITIONAL_ONLY),
+    inspect.Parameter("key", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("reverse", inspect.Parameter.KEYWORD_ONLY, default=False)])
+defjvp(sorted, lambda iterable_dot, ans, iterable, key=None, reverse=False:
+       ad.sorted_like(iterable_dot, iterable, key, reverse), signature=_SORTED)
+defvjp(sorted, lambda g, ans, iterable, key=None, reverse=False:
+       ad.unsorted(g, iterable, key, reverse), signature=_SORTED)
+defstatic(sorted, "key", "reverse")
+defjvp(ad.sorted_like, lambda values_dot, ans, values, items, key=None, reverse=False:
+       ad.sorted_like(values_dot, items, key, reverse), argnames=("values",))
+defvjp(ad.sorted_like, lambda g, ans, values, items, key=None, reverse=False:
+       ad.unsorted(g, items, key, reverse), argnames=("values",))
+defjvp(ad.unsorted, lambda g_dot, ans, g, items, key=None, reverse=False:
+       ad.unsorted(g_dot, items, key, reverse), argnames=("g",))
+defvjp(ad.unsorted, lambda ct, ans, g, items, key=None, reverse=False:
+       ad.sorted_like(ct, items, key, reverse), argnames=("g",))
 defjvp(sum, lambda iterable_dot, ans, iterable, start=0: sum(iterable_dot), signature=_SUM)
 defvjp(sum, lambda g, ans, iterable, start=0: ad.unsum_items(g, iterable), signature=_SUM)
 defjvp(ad.unsum_items, lambda g_dot, ans, g, items: ad.unsum_items(g_dot, items))
@@ -122,7 +196,7 @@ defstatic(ad.dict_values, "keys")
 
 _GETATTR = inspect.Signature([inspect.Parameter("object", inspect.Parameter.POSITIONAL_ONLY),
                               inspect.Parameter("name", inspect.Parameter.POSITIONAL_ONLY)])
-defjvp(getattr, lambda object_dot, ans, object, name: getattr(object_dot, name),
+defjvp(getattr, lambda object_dot, ans, object, name: ad.attr_tangent(object, object_dot, name),
        signature=_GETATTR)
 defvjp(getattr, lambda g, ans, object, name: ad.attr_add(object, name, g), signature=_GETATTR)
 defstatic(getattr, "name")

@@ -38,7 +38,13 @@ defvjp(vm.unconvert, lambda ct, ans, g, from_t, to_t, n, outer=():
        vm.convert(ct, from_t, to_t, n, outer), argnames=("g",))
 defjvp(vm.stack_examples, lambda pieces_dot, ans, pieces, axis=0:
        vm.stack_examples(pieces_dot, axis))
-defvjp(vm.stack_examples, lambda g, ans, pieces, axis=0: ad.unstack(g, axis))
+defvjp(vm.stack_examples, lambda g, ans, pieces, axis=0:
+       vm.unstack_examples(g, len(pieces), axis))
+defjvp(vm.unstack_examples, lambda g_dot, ans, g, n, axis=0: vm.unstack_examples(g_dot, n, axis),
+       argnames=("g",))
+defvjp(vm.unstack_examples, lambda ct, ans, g, n, axis=0: vm.stack_examples(ct, axis),
+       argnames=("g",))
+defstatic(vm.unstack_examples, "n")
 defnondiff(vm.length_any, "it reads shapes, not values")
 defjvp(vm.move_leaves, lambda x_dot, ans, x, source, destination:
        vm.move_leaves(x_dot, source, destination))

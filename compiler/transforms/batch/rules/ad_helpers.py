@@ -109,8 +109,21 @@ def _index_add(b):
 
 
 def _attr_add(b):
+    """The cotangent of `obj.name` with obj batched: every leaf batched, so obj and g are
+    made so first (a field left unbatched, such as an int, would break that promise)."""
     if bt.is_batched(b.type("obj")) and not b.batched("name"):
-        return b.call, bt.TREE
+        obj, name, g = b.call.args
+        obj = b.to_batched(obj, b.ctx.type_of(obj))
+        g = b.to_batched(g, b.ctx.type_of(g))
+        return ir.Call(b.call.fn, (obj, name, g)), bt.TREE
+    return loop(b, "any")
+
+
+def _attr_tangent(b):
+    """A field of a tangent object (zero where the field is static data): unbatched when
+    neither object is, else read example by example."""
+    if not any(bt.is_batched(b.ctx.type_of(a)) for a in b.call.args[:2]):
+        return b.call, bt.U
     return loop(b, "any")
 
 
@@ -218,6 +231,14 @@ defbatch(ad.sequence_like, loop_returning("any"))
 defbatch(ad.attr_add, _attr_add)
 defbatch(ad.zip_tangent, _zip_tangent)
 defbatch(ad.dict_values, _dict_values)
+defbatch(ad.dict_part, loop_returning("any"))
+defbatch(ad.unzip_spread, loop_returning("any"))
+defbatch(ad.attr_tangent, _attr_tangent)
+defbatch(ad.sorted_like, loop_returning("any"))
+defbatch(ad.unsorted, loop_returning("any"))
+defbatch(ad.object_tangent, loop_returning("any"))
+defbatch(ad.object_items_bar, loop_returning("any"))
+defbatch(ad.dict_part_bar, loop_returning("any"))
 defbatch(ad.unstack, _unstack)
 defbatch(ad.untranspose, _untranspose)
 defbatch(ad.split_like, _split_like)

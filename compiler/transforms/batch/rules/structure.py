@@ -3,12 +3,14 @@ read structure (len of a tuple), and the builtins that would need one example's 
 import builtins
 
 from redraft.compiler.core import helpers, ir
+from redraft.compiler.frontend import local_functions
 from redraft.compiler.transforms.runtime import ad
 from redraft.runtime import pytree
 from redraft.compiler.transforms.batch import batch_types as bt
 from redraft.compiler.transforms.batch.rules.common import elementwise, loop, unbatched_result
-from redraft.compiler.transforms.batch.batching import NotStatic, defbatch, defnotbatchable
-from redraft.compiler.transforms.batch.vmap_refs import jnp_ref
+from redraft.compiler.transforms.batch.batching import (NotStatic, defbatch, defbatch_source,
+                                                       defnotbatchable)
+from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
 
 import redraft.numpy as jnp
 
@@ -83,6 +85,40 @@ def _make_dict(b):
     return ir.Call(b.call.fn, (keys, values)), bt.TREE
 
 
+def _make_namedtuple(b):
+    """Cls(a, b) of a NamedTuple class: typed as the tuple of its items."""
+    cls, items = b.call.args
+    t = b.ctx.type_of(items)
+    if isinstance(t, bt.Tuple) or not bt.is_batched(t):
+        return b.call, t
+    return b.call, bt.TREE
+
+
+def _make_object(b):
+    """Cls(a, b) of a pytree class: with any argument batched, every leaf batched."""
+    cls, items = b.call.args[:2]
+    t = b.ctx.type_of(items)
+    if not bt.is_batched(t):
+        return b.call, bt.U
+    items = b.to_batched(items, t)
+    return ir.Call(b.call.fn, (cls, items) + tuple(b.call.args[2:])), bt.TREE
+
+
+def _merge_dicts(b):
+    """{**a, **b}: with both dict types known, the merged dict type; else every leaf of the
+    result batched."""
+    first, second = b.call.args
+    tf, ts = b.ctx.type_of(first), b.ctx.type_of(second)
+    if isinstance(tf, bt.Dict) and isinstance(ts, bt.Dict):
+        merged = dict(zip(tf.keys, tf.types))
+        merged.update(zip(ts.keys, ts.types))
+        return b.call, bt.dct(tuple(merged), tuple(merged.values()))
+    if not bt.is_batched(tf) and not bt.is_batched(ts):
+        return b.call, bt.U
+    first, second = b.to_batched(first, tf), b.to_batched(second, ts)
+    return ir.Call(b.call.fn, (first, second)), bt.TREE
+
+
 def _set_item(b):
     """d[k] = v on a dict of known keys: the dict type with k's type that of v; otherwise
     (a list, keys not known) every leaf of the result batched."""
@@ -112,6 +148,28 @@ def _leaves_of(b):
     return ir.Call(b.call.fn, (tree,) + tuple(b.call.args[1:]), b.call.kwargs), bt.seq(bt.B)
 
 
+def _flatten_of(b):
+    """tree_flatten of a tree: its leaves, each batched (the batched tree's), and the
+    structure, which no example changes."""
+    tree = b.call.args[0]
+    t = b.ctx.type_of(tree)
+    if not bt.is_batched(t):
+        return b.call, bt.U
+    tree = b.to_batched(tree, t)
+    return (ir.Call(b.call.fn, (tree,) + tuple(b.call.args[1:]), b.call.kwargs),
+            bt.tup((bt.seq(bt.B), bt.U)))
+
+
+def _unflatten_of(b):
+    """tree_unflatten(treedef, leaves): with any leaf batched, every leaf batched."""
+    treedef, leaves = b.call.args
+    t = b.ctx.type_of(leaves)
+    if not bt.is_batched(t):
+        return b.call, bt.U
+    leaves = b.to_batched(leaves, t)
+    return ir.Call(b.call.fn, (treedef, leaves)), bt.TREE
+
+
 def _tree_of_leaves(b):
     """unflatten_like(leaves, like): a tree whose leaves are all batched."""
     leaves, like = b.call.args
@@ -129,6 +187,9 @@ def _sequence(b):
     """tuple(x) / list(x): a batched array's per-example rows, or the container itself."""
     (x,) = b.call.args
     t = b.ctx.type_of(x)
+    if isinstance(t, bt.Tree):  # an array or a tuple of batched leaves: known when it runs
+        as_list = ir.Const(b.call.fn.value is list)
+        return ir.Call(vm_ref("tree_rows"), (x, as_list)), bt.seq(bt.TREE)
     if bt.is_array(t):
         rows = b.emit(ir.Call(jnp_ref("moveaxis"), (x, ir.Const(1), ir.Const(0))))
         return ir.Call(b.call.fn, (rows,)), bt.seq(bt.B)
@@ -176,12 +237,29 @@ defbatch(ad.iterated_tangent, _iterated(kind=0, value=1))
 defbatch(ad.iterated_bar, _iterated(kind=1, value=0))
 defbatch(helpers.make_dict, _make_dict)
 defbatch(helpers.set_item, _set_item)
+defbatch(helpers.merge_dicts, _merge_dicts)
+defbatch(helpers.zip_spread, lambda b: (
+    (b.call, bt.U) if not bt.is_batched(b.ctx.type_of(b.call.args[0])) else
+    (ir.Call(b.call.fn, (b.to_batched(b.call.args[0], b.ctx.type_of(b.call.args[0])),)),
+     bt.TREE)))
+defbatch(helpers.make_namedtuple, _make_namedtuple)
+defbatch(helpers.make_object, _make_object)
 defbatch(pytree.tree_leaves, lambda b: _leaves_of(b))
 defbatch(ad.unflatten_like, lambda b: _tree_of_leaves(b))
 defbatch(pytree.tree_flatten_with_path, lambda b: loop(b, "any"))
+defbatch(pytree.tree_flatten, _flatten_of)
+defbatch(pytree.tree_unflatten, _unflatten_of)
+# read from its source, as before it had a (refusing) derivative rule (calls/value_calls.py)
+defbatch_source(local_functions.closure)
 defbatch(ad.paths_bar_to_tree, lambda b: loop(b, "any"))
 defbatch(helpers.check, _check)
 defbatch(helpers.raise_, unbatched_result)
+for _op in (Exception, ValueError, TypeError, KeyError, IndexError, AssertionError,
+            RuntimeError, NotImplementedError, AttributeError, ZeroDivisionError):
+    defbatch(_op, unbatched_result)  # an exception made (raised only where a check fails)
+for _op in (str, repr, pytree.keystr):
+    defbatch(_op, lambda b: loop(b, "any") if any(
+        bt.is_batched(b.ctx.type_of(a)) for a in b.call.args) else unbatched_result(b))
 defbatch(print, unbatched_result)
 defbatch(isinstance, unbatched_result)
 defbatch(type, unbatched_result)
@@ -190,6 +268,8 @@ defbatch(list, _sequence)
 defbatch(zip, _zip)
 defbatch(enumerate, _enumerate)
 defbatch(sum, _builtin_sum)
+defbatch(sorted, lambda b: loop(b, "any") if any(
+    bt.is_batched(b.ctx.type_of(a)) for a in b.call.args) else unbatched_result(b))
 defbatch(getattr, _getattr)
 defbatch(abs, elementwise())
 defbatch(pow, elementwise())

@@ -101,6 +101,7 @@ defbatch(vm.convert, _convert("convert"))
 defbatch(vm.unconvert, _convert("unconvert"))
 defbatch(vm.axis_size, _axis_size)
 defbatch(vm.stack_examples, _stack_examples)
+defbatch(vm.unstack_examples, loop_returning("any"))
 defbatch(vm.move_axis, _move_axis)
 defbatch(vm.move_leaves, _move_axis)
 defbatch(vm.getitem, _k_plus_one("x", result=bt.TREE))
@@ -123,5 +124,5 @@ for _fn in (vm.as_index, vm.align, vm.align_pair, vm.align_to_shape, vm.align_up
             vm.dot_general_lhs_bar, vm.dot_general_rhs_bar, vm_linalg._scale,
             vm_linalg._cast_pair, vm_linalg._shifted, vm.is_array, vm.basis_rows,
             vm.columns_to_jacobian,
-            vm.rows_to_jacobian):
+            vm.rows_to_jacobian, vm.tree_rows):
     defbatch_source(_fn)

@@ -17,8 +17,8 @@ from redraft.compiler.transforms.runtime.vm.shapes import (  # noqa
     align, align_pair, align_to_shape, align_update, any_example, as_index, axis_size, broadcast,
     example_axes, flat_examples, getitem, index, index_add_unbatched, index_add_unbatched_bar,
     length, length_any, move_axis, move_leaves, ndim, probe, reversed_axes, rows, select,
-    select_tree, shape, shift_axis, size, stack_examples, structure, take_examples, unbroadcast,
-    ungetitem, unit_axes, unrows, with_batch_shape)
+    select_tree, shape, shift_axis, size, stack_examples, structure, take_examples, tree_rows,
+    unbroadcast, ungetitem, unit_axes, unrows, unstack_examples, with_batch_shape)
 from redraft.compiler.transforms.runtime.vm.trees import (  # noqa
     convert, take_example, take_example_bar, tree_index, tree_index_bar, tree_stack, tree_unstack,
     unconvert)

@@ -286,6 +286,29 @@ def stack_examples(pieces, axis: int = 0):
     return jnp.stack(pieces, axis)
 
 
+def tree_rows(x, as_list: bool = False):
+    """`tuple(x)` (`list(x)`) of a value whose every leaf is batched: an array's rows per
+    example (the batch axis kept first in each), or a tuple's items as they are (a model's
+    result, a NamedTuple's cotangent). Which it is shows only when the code runs."""
+    from redraft.compiler.transforms.runtime.vm.linalg import is_array
+    if is_array(x):
+        rows = tuple(jnp.moveaxis(x, 1, 0))
+    else:
+        rows = tuple(x)
+    if as_list:
+        return list(rows)
+    return rows
+
+
+def unstack_examples(g, n: int, axis: int = 0) -> list:
+    """The cotangent of stack_examples of `n` pieces: one piece per example, each with the
+    structure of `g` (a tuple of stacked arrays gives a tuple per example, not one row of
+    each array)."""
+    if isinstance(g, (tuple, list, dict)) or tree_structure(g).kind is not None:
+        return [tree_map(lambda leaf, i=i: jnp.take(leaf, i, axis=axis), g) for i in range(n)]
+    return [jnp.take(g, i, axis=axis) for i in range(n)]
+
+
 # ---- elementwise alignment and selection (transformed through their source) --------------------
 
 
