@@ -7,9 +7,18 @@ only.
 """
 from __future__ import annotations
 
+import os
 import statistics
+import time
 import timeit
 from dataclasses import dataclass
+
+# REDRAFT_BENCH_SETTLE=seconds: a pause before each round, in which the threads of the library
+# timed last go to sleep (XLA's workers spin a while after their work and, on two cores, take
+# a core from whichever library is timed next). Default 0: back to back. A pause changes both
+# sides: on this machine 5 ms raised redraft's two-thread products from ~300 to ~440 GFLOP/s
+# and lowered XLA's, but made every step's CPU time higher (a core woken from idle is slow).
+SETTLE_SECONDS = float(os.environ.get("REDRAFT_BENCH_SETTLE", "0"))
 
 
 @dataclass
@@ -60,6 +69,8 @@ def compare_rounds(statements: dict[str, str], namespace: dict, repeat: int = 20
     rounds: dict[str, list[float]] = {key: [] for key in timers}
     for _ in range(repeat):
         for key, timer in timers.items():
+            if SETTLE_SECONDS:
+                time.sleep(SETTLE_SECONDS)
             rounds[key].append(timer.timeit(loops[key]) / loops[key])
     return rounds
 
