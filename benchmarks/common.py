@@ -17,7 +17,7 @@ from dataclasses import dataclass
 # timed last go to sleep (XLA's workers spin a while after their work and, on two cores, take
 # a core from whichever library is timed next). Default 0: back to back. A pause changes both
 # sides: on this machine 5 ms raised redraft's two-thread products from ~300 to ~440 GFLOP/s
-# and lowered XLA's, but made every step's CPU time higher (a core woken from idle is slow).
+# and lowered most of XLA's, but raised every step's CPU time (a core woken from idle is slow).
 SETTLE_SECONDS = float(os.environ.get("REDRAFT_BENCH_SETTLE", "0"))
 
 
