@@ -221,17 +221,27 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
         fill = take(s, as_array(0)) if fill_value is None else fill_value
         if flat.shape[0]:
             values = ufuncs.where(valid, values, cast(as_array(fill), values.dtype))
+    extras = _unique_extras(order, starts, first, count, x.shape, return_index,
+                            return_inverse, return_counts)
+    return (values, *extras) if extras else values
+
+
+def _unique_extras(order: Array, starts: Array, first: Array, count: int, inverse_shape,
+                   return_index: bool, return_inverse: bool, return_counts: bool) -> list:
+    """What unique returns beside the values, from the sorting permutation `order`, the
+    sorted positions where each distinct value starts (`starts`, `first` marking them) and
+    their number: first indices, the inverse map (of `inverse_shape`) and the counts."""
     extras = []
     if return_index:
         extras.append(take(order, starts, mode="clip"))
     if return_inverse or return_counts:
         group = ufuncs.subtract(reductions.cumsum(cast(first, dtypes.DEFAULT_INT)), 1)
         if return_inverse:
-            inverse = zeros(flat.shape, dtypes.DEFAULT_INT).at[order].set(group)
-            extras.append(shapes.reshape(inverse, x.shape))
+            inverse = zeros((order.shape[0],), dtypes.DEFAULT_INT).at[order].set(group)
+            extras.append(shapes.reshape(inverse, inverse_shape))
         if return_counts:
             extras.append(zeros((count,), dtypes.DEFAULT_INT).at[group].add(1))
-    return (values, *extras) if extras else values
+    return extras
 
 
 def _unique_slices(x: Array, axis: int, return_index: bool, return_inverse: bool,
@@ -255,15 +265,8 @@ def _unique_slices(x: Array, axis: int, return_index: bool, return_inverse: bool
         fill = take(s, as_array(0), axis=0) if fill_value is None else fill_value
         values = ufuncs.where(valid[:, None], values, cast(as_array(fill), values.dtype))
     values = shapes.moveaxis(shapes.reshape(values, (count,) + moved.shape[1:]), 0, axis)
-    extras = []
-    if return_index:
-        extras.append(take(order, starts, mode="clip"))
-    if return_inverse or return_counts:
-        group = ufuncs.subtract(reductions.cumsum(cast(first, dtypes.DEFAULT_INT)), 1)
-        if return_inverse:
-            extras.append(zeros((n,), dtypes.DEFAULT_INT).at[order].set(group))
-        if return_counts:
-            extras.append(zeros((count,), dtypes.DEFAULT_INT).at[group].add(1))
+    extras = _unique_extras(order, starts, first, count, (n,), return_index, return_inverse,
+                            return_counts)
     return (values, *extras) if extras else values
 
 

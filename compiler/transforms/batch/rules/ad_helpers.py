@@ -231,14 +231,11 @@ defbatch(ad.sequence_like, loop_returning("any"))
 defbatch(ad.attr_add, _attr_add)
 defbatch(ad.zip_tangent, _zip_tangent)
 defbatch(ad.dict_values, _dict_values)
-defbatch(ad.dict_part, loop_returning("any"))
-defbatch(ad.unzip_spread, loop_returning("any"))
 defbatch(ad.attr_tangent, _attr_tangent)
-defbatch(ad.sorted_like, loop_returning("any"))
-defbatch(ad.unsorted, loop_returning("any"))
-defbatch(ad.object_tangent, loop_returning("any"))
-defbatch(ad.object_items_bar, loop_returning("any"))
-defbatch(ad.dict_part_bar, loop_returning("any"))
+# Python containers and objects rebuilt around batched values: example by example
+for _fn in (ad.dict_part, ad.unzip_spread, ad.sorted_like, ad.unsorted, ad.object_tangent,
+            ad.object_items_bar, ad.dict_part_bar):
+    defbatch(_fn, loop_returning("any"))
 defbatch(ad.unstack, _unstack)
 defbatch(ad.untranspose, _untranspose)
 defbatch(ad.split_like, _split_like)
