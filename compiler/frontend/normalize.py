@@ -1352,14 +1352,23 @@ class Lowering:
                 and isinstance(args[0].value, local_functions.LocalFunction)
                 and args[0].value.captured):
             return None
+        nodes = list(node.args[1:]) + [k.value for k in node.keywords]
         rest = list(args[1:]) + [a for _, a in kwargs]
-        if not all(isinstance(a, ir.Const) or (isinstance(a, ir.Ref) and not isinstance(
-                a.value, local_functions.LocalFunction)) for a in rest):
+        if len(nodes) != len(rest):
             return None
-        value = lambda a: a.value
+        values = []
+        for a, n in zip(rest, nodes):
+            if isinstance(a, ir.Const) or (isinstance(a, ir.Ref) and not isinstance(
+                    a.value, local_functions.LocalFunction)):
+                values.append(a.value)
+            elif _is_literal(n):  # argnums=(0, 1): a tuple of constants, emitted as a Var
+                values.append(gast.literal_eval(n))
+            else:
+                return None
+        positional = len(args) - 1
         local = static_calls.construct_closure(
-            fn.value, args[0].value, tuple(value(a) for a in args[1:]),
-            {k: value(a) for k, a in kwargs})
+            fn.value, args[0].value, tuple(values[:positional]),
+            {k: v for (k, _), v in zip(kwargs, values[positional:])})
         name = self.fresh_local(local.name)
         self.local_functions[name] = local
         return ir.Ref(local, name)
@@ -1780,3 +1789,10 @@ def _ref_or_const(value, name: str) -> ir.Atom:
 
 
 specialise.install_lowering(lower_function)
+
+
+def _is_literal(node) -> bool:
+    """A constant, or a tuple or list of literals, written in the source."""
+    if isinstance(node, gast.Constant):
+        return True
+    return isinstance(node, (gast.Tuple, gast.List)) and all(_is_literal(e) for e in node.elts)

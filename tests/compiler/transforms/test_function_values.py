@@ -587,3 +587,27 @@ def test_custom_jvp_with_nondiff_argnums_takes_them_first():
         return primals[0], jnp.clip(tangents[0], -t, t)
     _, out_dot = redraft.jvp(lambda x: clip_tangent(0.5, 3.0 * x), (1.0,), (1.0,))
     np.testing.assert_allclose(out_dot, 0.5)
+
+
+def test_transform_of_a_closure_with_a_tuple_of_argnums_under_jit():
+    """`grad(loss, argnums=(0, 1))` of a local function capturing a traced value, inside
+    jit: a literal tuple argument is a constant like a literal number (it was passed on as
+    a closure value, which grad could not read: SourceUnavailableError)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    v = rng.standard_normal((8, 5)).astype(np.float32)
+    w = rng.standard_normal((5, 5)).astype(np.float32)
+
+    def step(x, v, w):
+        def loss(v, w):
+            return jnp.sum(jnp.tanh(x @ v) @ w)
+        return redraft.grad(loss, argnums=(0, 1))(v, w)
+
+    got = redraft.jit(step)(x, v, w)
+    want = step(x, v, w)
+    h = np.tanh(x.astype(np.float64) @ v)
+    np.testing.assert_allclose(np.asarray(got[1]), h.T @ np.ones((16, 5)), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(got[0]), x.T @ ((1 - h * h) * (np.ones((16, 5)) @ w.T)),
+                               rtol=1e-4, atol=1e-4)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5, atol=1e-5)
