@@ -8,11 +8,11 @@ operands in place (strided NumPy views, no copy), runs the kernel, and writes ea
 into the buffer the compiled code gave it.
 
 The kernels are NumPy's: numpy.linalg (LAPACK) for cholesky, qr, eigh, svd and eig,
-pocketfft for the fft, and the vectorised LU and triangular substitution of
-compiler/primitives/factorizations.py, which the eager runtime runs too. So a compiled
-function and eager mode compute a factorisation with the same code; the compiled function
-runs every other operation natively and calls here only for these (a call costs a few
-microseconds of Python, nothing next to an O(n^3) factorisation). A kernel that raises
+pocketfft for the fft, the stable sort for sort and argsort, and the vectorised LU and
+triangular substitution of compiler/primitives/factorizations.py, which the eager runtime
+runs too. So a compiled function and eager mode compute these with the same code; the
+compiled function runs every other operation natively and calls here only for these (a call
+costs a few microseconds of Python, nothing next to an O(n^3) factorisation). A kernel that raises
 (say, LAPACK failing to converge on NaNs) fills its results with NaN, or 0 for integers,
 as JAX's kernels return NaN rather than raising.
 """

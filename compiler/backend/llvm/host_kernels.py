@@ -1,4 +1,5 @@
-"""The factorisations and the fft as calls into the host kernels (kernels/host_calls.py).
+"""The factorisations, the fft and sorting as calls into the host kernels
+(kernels/host_calls.py).
 
 Each equation becomes one call `redraft_host_kernel(site, pointers)`: operands are passed
 where they are (a strided view of an argument, a workspace slice, a constant), results are
@@ -13,6 +14,7 @@ from llvmlite import ir
 from redraft.compiler.ir.ssa import Eqn
 from redraft.compiler.primitives.factorizations import FACTORIZATIONS
 from redraft.compiler.primitives.fft import fft_p
+from redraft.compiler.primitives.reductions import argsort_p, sort_p
 from redraft.kernels.host_calls import SYMBOL, BufferSpec, KernelSite, register
 from redraft.runtime.eager import impl_rules
 
@@ -20,7 +22,10 @@ from .module import FunctionLowering, lowering
 from .types import I64, PTR, VOID, declare, i64
 from .views import View
 
-HOST_KERNEL_PRIMITIVES = tuple(p.name for p in FACTORIZATIONS) + (fft_p.name,)
+# sort and argsort run NumPy's stable sort, as eager mode does (the same order for equal
+# keys, NaN last); a call costs a few microseconds next to the O(n log n) sort.
+HOST_KERNEL_PRIMITIVES = tuple(p.name for p in FACTORIZATIONS) + (
+    fft_p.name, sort_p.name, argsort_p.name)
 
 
 def _spec(view: View) -> BufferSpec:

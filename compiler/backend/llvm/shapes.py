@@ -7,8 +7,9 @@ their operands into a fresh array; dynamic_slice is a view at a clamped run-time
 from __future__ import annotations
 
 from llvmlite import ir
-from redraft.compiler.ir.ssa import Eqn
+from redraft.compiler.ir.ssa import Eqn, Value
 
+from .gather import UPDATE_PRIMS, emit_gather, emit_scatter, has_index_array
 from .loops import copy
 from .module import FunctionLowering, lowering
 from .types import I64, Unsupported, check_dtype, i64, is_signed
@@ -58,6 +59,10 @@ def lower_rev(L: FunctionLowering, eqn: Eqn) -> None:
 
 @lowering("getitem")
 def lower_getitem(L: FunctionLowering, eqn: Eqn) -> None:
+    spec = tuple(eqn.params["spec"])
+    if has_index_array(spec, eqn.ins[1:]):
+        emit_gather(L, L.read(eqn.ins[0]), spec, eqn.ins[1:], eqn.outs[0])
+        return
     view, _ = _indexed_view(L, L.read(eqn.ins[0]), tuple(eqn.params["spec"]), eqn.ins[1:],
                             tuple(eqn.outs[0].aval.shape), clamp=True)
     L.bind(eqn.outs[0], view)
@@ -115,22 +120,24 @@ def _as_i64(L: FunctionLowering, a) -> ir.Value:
     return L.b.zext(value, I64)
 
 
-UPDATE_PRIMS = {"add": "add_p", "mul": "mul_p", "min": "min_p", "max": "max_p", "pow": "pow_p"}
-
-
 @lowering("index_update")
 def lower_index_update(L: FunctionLowering, eqn: Eqn) -> None:
-    from redraft.compiler.primitives import elementwise as ew
-
     from . import elementwise
     x, y = L.read(eqn.ins[0]), L.read(eqn.ins[1])
     out = eqn.outs[0]
     mode = eqn.params["mode"]
+    spec = tuple(eqn.params["spec"])
+    scatter = has_index_array(spec, eqn.ins[2:])
     operands = [(a, L.read(a)) for a in eqn.ins]
-    dest = L.dest(out, [(eqn.ins[0], x)], operands)
+    # the values and indices are read while x is written: never over a buffer they live in
+    reusable = [] if _shares_buffer(L, eqn.ins[0], eqn.ins[1:]) else [(eqn.ins[0], x)]
+    dest = L.dest(out, reusable, operands)
     if dest != x:
         copy(L.cx, x, dest)
-    spec = tuple(eqn.params["spec"])
+    if scatter:
+        L.views[out.id] = dest
+        emit_scatter(L, dest, y, spec, eqn.ins[2:], mode)
+        return
     target_shape = _target_shape(x, spec, eqn.ins[2:])
     target, ok = _indexed_view(L, dest, spec, eqn.ins[2:], target_shape, clamp=False)
     L.views[out.id] = dest
@@ -141,7 +148,7 @@ def lower_index_update(L: FunctionLowering, eqn: Eqn) -> None:
         if mode == "set":
             copy(L.cx, y, target)
             return
-        prim = getattr(ew, UPDATE_PRIMS[mode])
+        prim = UPDATE_PRIMS[mode]
         dtype = target.dtype
 
         def body(bb, regs):
@@ -150,6 +157,14 @@ def lower_index_update(L: FunctionLowering, eqn: Eqn) -> None:
         from .loops import Nest, NestInput, NestOutput, emit_nest
         emit_nest(L.cx, Nest(target.shape, [NestInput(target), NestInput(
             y.broadcast_to(target.shape))], [NestOutput(target, target)], body))
+
+
+def _shares_buffer(L: FunctionLowering, x, others: list) -> bool:
+    """Whether operand `x` lives in the same buffer as one of `others`."""
+    if not isinstance(x, Value):
+        return False
+    owner = L.live.find(x.id)
+    return any(isinstance(a, Value) and L.live.find(a.id) == owner for a in others)
 
 
 def _target_shape(x: View, spec: tuple, dynamic: list) -> tuple[int, ...]:

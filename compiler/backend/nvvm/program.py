@@ -504,8 +504,8 @@ def _dynamic_update_slice(L: _Lowering, eqn: Eqn) -> None:
 def _index_update(L: _Lowering, eqn: Eqn) -> None:
     """x.at[spec].op(y) with a static spec: x copied into a new buffer, then a kernel over
     the indexed elements."""
-    from redraft.compiler.backend.llvm.shapes import UPDATE_PRIMS, _target_shape
-    from redraft.compiler.primitives import elementwise as ew
+    from redraft.compiler.backend.llvm.gather import UPDATE_PRIMS
+    from redraft.compiler.backend.llvm.shapes import _target_shape
     spec = tuple(eqn.params["spec"])
     if len(eqn.ins) != 2 or any(entry[0] in ("array", "bool") for entry in spec):
         raise Unsupported("index_update with run-time indices (GPU backend)")
@@ -525,7 +525,7 @@ def _index_update(L: _Lowering, eqn: Eqn) -> None:
     if mode == "set":
         body = lambda t, regs, p: regs  # noqa: E731
     else:
-        prim = getattr(ew, UPDATE_PRIMS[mode])
+        prim = UPDATE_PRIMS[mode]
         ins.append(target)
 
         def body(t, regs, p):
