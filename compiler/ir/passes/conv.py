@@ -1,8 +1,7 @@
 """Lower conv_general_dilated to one matrix product (im2col), so backends run it through
 their dot_general kernel.
 
-Expects: verified IR. Guarantees: every conv_general_dilated with one feature group and
-one batch group becomes
+Expects: verified IR. Guarantees: every floating conv_general_dilated becomes
 
     x  = transpose(lhs) to N, C, spatial...      w = transpose(rhs) to O, I, kernel...
     xp = pad(x)                                   (padding; lhs dilation as interior padding)
@@ -12,8 +11,11 @@ one batch group becomes
         slice per position, concatenated as N, C, K, P: same patches, fewer equations)
     y  = dot_general(patches, reshape(w, O, C*K)) -> N, P, O -> N, O, out... -> out layout
 
-with the same values (the products are summed in another order). Grouped convolutions
-are left as they are (the backend's fallback runs them).
+with the same values (the products are summed in another order). With G feature groups
+(depthwise and grouped convolutions) the patches split as N, G, C/G*K, P and the weights as
+G, O/G, C/G*K, and the product is batched over G; with B batch groups (the weight gradient
+of a grouped convolution) the patches split as B, N/B, C*K, P and the weights as B, O/B,
+C*K, batched over B.
 """
 from __future__ import annotations
 
@@ -50,8 +52,7 @@ def _block(block: Block) -> None:
 def _lowerable(eqn: Eqn) -> bool:
     p = eqn.params
     lhs, rhs = eqn.ins[0].aval, eqn.ins[1].aval
-    return (p["feature_group_count"] == 1 and p["batch_group_count"] == 1
-            and p.get("preferred_element_type") is None and lhs.dtype.kind == "f"
+    return (p.get("preferred_element_type") is None and lhs.dtype.kind == "f"
             and lhs.size > 0 and rhs.size > 0 and eqn.outs[0].aval.size > 0)
 
 
@@ -118,6 +119,18 @@ def _patches_by_position(emit: _Emitter, xp: Value, p: dict, kernel, spatial_out
     return columns[0] if len(columns) == 1 else emit(concatenate_p, *columns, dimension=3)
 
 
+def _grouped_product(emit: _Emitter, patches: Value, w: Value, patch_shape: tuple,
+                     weight_shape: tuple, group_axis: int) -> Value:
+    """The product of patches viewed as `patch_shape` (groups on `group_axis`, contracted
+    on axis 2) and weights viewed as `weight_shape` (groups, outputs per group,
+    contracted), batched over the groups: groups, rows, P, outputs per group."""
+    lhs = emit(reshape_p, patches, new_sizes=patch_shape)
+    rhs = emit(reshape_p, w, new_sizes=weight_shape)
+    return emit(dot_general_p, lhs, rhs,
+                dimension_numbers=(((2,), (2,)), ((group_axis,), (0,))),
+                preferred_element_type=None)
+
+
 def _im2col(eqn: Eqn) -> list[Eqn]:
     p = eqn.params
     lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
@@ -138,11 +151,22 @@ def _im2col(eqn: Eqn) -> list[Eqn]:
         patches = _patches_by_offset(emit, xp, p, kernel, spatial_out)
     else:
         patches = _patches_by_position(emit, xp, p, kernel, spatial_out)
-    patches = emit(reshape_p, patches, new_sizes=(n, c * k_total, positions))
-    w2 = emit(reshape_p, w, new_sizes=(o, c * k_total))
-    y = emit(dot_general_p, patches, w2, dimension_numbers=(((1,), (1,)), ((), ())),
-             preferred_element_type=None)
-    y = emit(transpose_p, y, permutation=(0, 2, 1))
+    groups, batch_groups = p["feature_group_count"], p["batch_group_count"]
+    if groups > 1:
+        y = _grouped_product(emit, patches, w, (n, groups, c // groups * k_total, positions),
+                             (groups, o // groups, c // groups * k_total), group_axis=1)
+        y = emit(transpose_p, y, permutation=(1, 0, 3, 2))   # N, G, O/G, P
+    elif batch_groups > 1:
+        y = _grouped_product(emit, patches, w, (batch_groups, n // batch_groups,
+                                                c * k_total, positions),
+                             (batch_groups, o // batch_groups, c * k_total), group_axis=0)
+        y = emit(transpose_p, y, permutation=(1, 0, 3, 2))   # N/B, B, O/B, P
+    else:
+        patches = emit(reshape_p, patches, new_sizes=(n, c * k_total, positions))
+        w2 = emit(reshape_p, w, new_sizes=(o, c * k_total))
+        y = emit(dot_general_p, patches, w2, dimension_numbers=(((1,), (1,)), ((), ())),
+                 preferred_element_type=None)
+        y = emit(transpose_p, y, permutation=(0, 2, 1))
     y = emit(reshape_p, y, new_sizes=canonical_out)
     back = tuple(int(i) for i in np.argsort(out_spec))
     final = emit.force(transpose_p, y, permutation=back)

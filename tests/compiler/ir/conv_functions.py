@@ -28,5 +28,18 @@ def conv_grouped(x, w):
     return lax.conv_general_dilated(x, w, (1,), "VALID", feature_group_count=2)
 
 
+def conv_depthwise(x, w):
+    return lax.conv_general_dilated(x, w, (2, 1), "SAME", feature_group_count=x.shape[-1],
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def conv_batch_grouped(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), [(1, 0), (0, 1)], batch_group_count=2)
+
+
+def depthwise_loss(x, w):
+    return (conv_depthwise(x, w) ** 2).sum()
+
+
 def conv_loss(x, w):
     return (conv_nhwc_same(x, w) ** 2).sum()

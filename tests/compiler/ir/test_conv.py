@@ -2,8 +2,9 @@
 results (LLVM when available, reference interpreter otherwise) match eager execution."""
 import numpy as np
 import pytest
-from conv_functions import (conv_1d_valid, conv_3d, conv_grouped, conv_loss,
-                            conv_negative_padding, conv_nhwc_same, conv_strided_dilated)
+from conv_functions import (conv_1d_valid, conv_3d, conv_batch_grouped, conv_depthwise,
+                            conv_grouped, conv_loss, conv_negative_padding, conv_nhwc_same,
+                            conv_strided_dilated, depthwise_loss)
 
 import redraft
 import redraft.numpy as jnp
@@ -19,6 +20,9 @@ CASES = [
     # kernels with more offsets than output positions: one window slice per position
     (conv_strided_dilated, (2, 3, 5, 3), (4, 3, 3, 4)),
     (conv_1d_valid, (1, 2, 9), (3, 2, 7)),
+    (conv_grouped, (2, 4, 6), (6, 2, 3)),
+    (conv_depthwise, (2, 7, 6, 3), (3, 3, 1, 6)),
+    (conv_batch_grouped, (4, 3, 6, 5), (6, 3, 2, 2)),
 ]
 
 
@@ -55,12 +59,21 @@ def test_weight_gradient_slices_per_output_position_not_per_pixel():
     assert text.count(" slice[") <= 2 * 9, text
 
 
-def test_grouped_convolution_is_left_alone():
+def test_grouped_convolution_becomes_one_batched_product():
     x, w = _arrays((1, 4, 6), (4, 2, 3))
     text = str(redraft.make_ir(conv_grouped)(x, w))
-    assert "conv_general_dilated" in text
+    assert "conv_general_dilated" not in text and text.count("dot_general") == 1, text
     np.testing.assert_allclose(np.asarray(redraft.jit(conv_grouped)(x, w)),
                                np.asarray(conv_grouped(x, w)), rtol=1e-5, atol=1e-5)
+
+
+def test_gradient_of_a_depthwise_convolution_compiles(backend):
+    """The weight gradient of a grouped convolution is a batch-grouped one."""
+    x, w = _arrays((2, 6, 5, 3), (3, 3, 1, 6))
+    g = redraft.grad(depthwise_loss, argnums=(0, 1))
+    assert "conv_general_dilated" not in str(redraft.make_ir(g)(x, w))
+    for got, want in zip(redraft.jit(g)(x, w), g(x, w)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4)
 
 
 def test_gradient_of_a_convolution_compiles(backend):
