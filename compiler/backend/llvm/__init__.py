@@ -12,11 +12,12 @@
 One file per concern: types (dtypes as LLVM types), views (strided views), elementwise
 (one rule per primitive), loops (loop nests: vectorised, reductions, threads), parallel (the
 thread pool), storage (liveness, workspace), module (one LLVM function per IR function),
-nests / shapes / dot / scans / control (the lowering of each primitive family), callbacks
-(print), dispatch (the runner).
+nests / shapes / gather / dot / scans / control / special (the lowering of each primitive
+family), host_kernels (factorisations, fft, sort: calls into NumPy), callbacks (print),
+dispatch (the runner).
 
-What falls back (compile_ir returns None): sort, argsort, gather/scatter and indexing with
-index arrays or masks, conv_general_dilated, digamma, erf_inv, real/imag, integer `pow`,
+What falls back (compile_ir returns None): boolean mask indexing, lax.gather and
+lax.scatter with dimension numbers, integer-typed convolutions, real/imag, integer `pow`,
 float16, arithmetic on complex values (complex buffers only pass through the host kernels,
 host_kernels.py), dot_general into another dtype, max/min/argmax over empty axes.
 

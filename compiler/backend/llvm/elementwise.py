@@ -240,7 +240,7 @@ def _vecmath(name: str) -> Rule:
         try:
             fn = VECMATH[name](b.module, args[0].type)
         except NotImplementedError:  # no float64 version: scalar libm per lane
-            return _libm(b, name, args, dtypes[0])
+            return libm(b, name, args, dtypes[0])
         return b.call(fn, list(args))
     return emit
 
@@ -266,7 +266,7 @@ def _trig(name: str) -> Rule:
             huge = intrinsic(b, "llvm.vector.reduce.or", [huge], ret=ir.IntType(1))
         fast_block = b.block
         with b.if_then(huge, likely=False):
-            slow = _libm(b, name, [x], dt)
+            slow = libm(b, name, [x], dt)
             slow_block = b.block
         merged = b.phi(result.type)
         merged.add_incoming(result, fast_block)
@@ -279,8 +279,9 @@ rule(ew.sin_p, cost=10)(_trig("sin"))
 rule(ew.cos_p, cost=10)(_trig("cos"))
 
 
-def _libm(b: ir.IRBuilder, name: str, args: list, dt: np.dtype) -> ir.Value:
-    """Scalar C library calls, one per lane (for functions vecmath does not have)."""
+def libm(b: ir.IRBuilder, name: str, args: list, dt: np.dtype) -> ir.Value:
+    """Scalar C library calls, one per lane (for functions vecmath does not have): `name`
+    for float64, `name` + "f" for float32."""
     elem = scalar_type(dt)
     fn = declare(b.module, name if dt == np.float64 else name + "f", elem, [elem] * len(args))
     lanes = lanes_of(args[0])
@@ -295,7 +296,7 @@ def _libm(b: ir.IRBuilder, name: str, args: list, dt: np.dtype) -> ir.Value:
 
 def _libm_rule(name: str) -> Rule:
     def emit(b, args, dtypes, out, params):
-        return _libm(b, name, list(args), dtypes[0])
+        return libm(b, name, list(args), dtypes[0])
     return emit
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from redraft.compiler.ir.ssa import Eqn, Literal, Value
 from redraft.compiler.primitives import reductions as red
 
-from . import elementwise
+from . import elementwise, special  # noqa: F401 (special: its rules join ELEMENTWISE)
 from .elementwise import COST, ELEMENTWISE
 from .loops import Nest, NestInput, NestOutput, emit_nest, reduce_kind
 from .module import FunctionLowering, lowering

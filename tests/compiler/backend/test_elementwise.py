@@ -41,7 +41,8 @@ FLOAT_UNARY = [
     ("sinh", -5, 5, 2e-6), ("cosh", -5, 5, 2e-6), ("asinh", -5, 5, 2e-6),
     ("acosh", 1, 5, 2e-6), ("atanh", -0.9, 0.9, 2e-6), ("sqrt", 0, 10, 1e-7),
     ("rsqrt", 0.01, 10, 1e-6), ("cbrt", -5, 5, 2e-6), ("erf", -4, 4, 2e-6),
-    ("erfc", -4, 4, 2e-6), ("lgamma", 0.1, 10, 1e-5),
+    ("erfc", -4, 4, 2e-6), ("lgamma", 0.1, 10, 1e-5), ("digamma", -6, 30, 0),
+    ("erf_inv", -1, 1, 0),
 ]
 
 
@@ -52,13 +53,15 @@ def test_float_unary(name, low, high, rtol):
 
 
 @pytest.mark.parametrize("name", ["neg", "abs", "sign", "floor", "ceil", "round", "is_finite",
-                                  "exp", "log", "sqrt", "tanh", "logistic", "sin", "expm1"])
+                                  "exp", "log", "sqrt", "tanh", "logistic", "sin", "expm1",
+                                  "digamma", "erf_inv"])
 def test_float_unary_special_values(name):
     check(unary(getattr(lax, name)), SPECIAL, rtol=2e-6, atol=1e-30)
 
 
 @pytest.mark.parametrize("name", ["exp", "log", "log1p", "expm1", "tanh", "logistic", "sin",
-                                  "cos", "erf", "sqrt", "floor", "round", "pow", "atan2"])
+                                  "cos", "erf", "sqrt", "floor", "round", "pow", "atan2",
+                                  "digamma", "erf_inv"])
 def test_float64(name):
     """jit canonicalises to 32 bits, so float64 IR is built directly."""
     from redraft.compiler.core.abstract import ShapedArray
@@ -67,7 +70,8 @@ def test_float64(name):
     arity = 2 if name in ("pow", "atan2") else 1
     aval = ShapedArray((41,), np.dtype(np.float64))
     fn = build_ir(name, [aval] * arity, lambda b, ps: [b.stage(prim, ps, {})])
-    args = [sample((41,), np.float64, seed=k, low=0.1, high=3) for k in range(arity)]
+    low, high = (-0.99, 0.99) if name == "erf_inv" else (0.1, 3)
+    args = [sample((41,), np.float64, seed=k, low=low, high=high) for k in range(arity)]
     check_ir(fn, args, rtol=1e-14, atol=1e-300)
 
 
