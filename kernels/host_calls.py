@@ -19,6 +19,7 @@ as JAX's kernels return NaN rather than raising.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,13 +69,21 @@ def strided(spec: BufferSpec, base: int) -> np.ndarray:
         return np.broadcast_to(np.asarray(spec.const, spec.dtype), spec.shape)
     if 0 in spec.shape:
         return np.empty(spec.shape, spec.dtype)
+    span, first, offset, strides = _geometry(spec)
+    # the ndarray constructor takes the strides directly (as_strided costs ~10 us a call)
+    return np.ndarray(spec.shape, spec.dtype, buffer=span.from_address(base + first),
+                      offset=offset, strides=strides)
+
+
+@functools.lru_cache(maxsize=4096)
+def _geometry(spec: BufferSpec) -> tuple[type, int, int, tuple[int, ...]]:
+    """The bytes a strided operand spans (a ctypes array type), where they start relative
+    to the base address, the operand's offset into them and its byte strides."""
     lo = spec.offset + sum(min(0, (n - 1) * s) for n, s in zip(spec.shape, spec.strides))
     hi = spec.offset + sum(max(0, (n - 1) * s) for n, s in zip(spec.shape, spec.strides))
     item = spec.dtype.itemsize
-    raw = (ctypes.c_char * ((hi - lo + 1) * item)).from_address(base + lo * item)
-    flat = np.frombuffer(raw, dtype=spec.dtype)
-    return np.lib.stride_tricks.as_strided(flat[spec.offset - lo:], spec.shape,
-                                           tuple(s * item for s in spec.strides))
+    return (ctypes.c_char * ((hi - lo + 1) * item), lo * item, (spec.offset - lo) * item,
+            tuple(s * item for s in spec.strides))
 
 
 def run_site(site: KernelSite, bases: list[int]) -> None:

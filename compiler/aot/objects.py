@@ -22,8 +22,10 @@ POOL_START = "redraft_pool_start"
 POOL_WORKERS = "rd_workers"
 PYTHON_CALLBACKS = {"redraft_print_callback": "print (jax.debug.print / print on traced "
                                               "values) calls back into Python",
-                    "redraft_host_kernel": "a factorisation, fft or sort calls its host "
-                                           "kernel in Python (kernels/host_calls.py)",
+                    "redraft_host_kernel": "a factorisation, fft or sort, or an operation "
+                                           "the backend does not compile (complex "
+                                           "arithmetic), calls its host kernel in Python "
+                                           "(kernels/host_calls.py)",
                     "redraft_collective_callback": "collectives (lax.psum, all_gather, ...) "
                                                    "call back into the pmap runtime",
                     "redraft_host_call_callback": "redraft.random's samplers on keys known "

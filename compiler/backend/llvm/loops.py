@@ -35,6 +35,7 @@ from .types import (
     I64,
     PTR,
     VOID,
+    Unsupported,
     constant,
     declare,
     i64,
@@ -462,10 +463,22 @@ def fill(cx: CodeContext, dest: View, value) -> None:
 
 
 def copy(cx: CodeContext, src: View, dest: View, widen: bool = True) -> None:
-    """dest[...] = src[...] (same shape; src may broadcast)."""
+    """dest[...] = src[...] (same shape; src may broadcast). Complex values are copied as
+    their (real, imaginary) pairs of floats."""
     src = src.broadcast_to(dest.shape)
+    if dest.dtype.kind == "c":
+        src, dest = _as_float_pairs(src), _as_float_pairs(dest)
     emit_nest(cx, Nest(dest.shape, [NestInput(src)], [NestOutput(dest, dest)],
                        lambda b, regs: regs, widen=widen))
+
+
+def _as_float_pairs(view: View) -> View:
+    """A complex view as a float view with a last axis of 2 (real, imaginary)."""
+    if view.const is not None:
+        raise Unsupported("a complex constant broadcast into a buffer")
+    part = np.dtype(np.float32 if view.dtype == np.complex64 else np.float64)
+    return View(view.base, part, view.shape + (2,), tuple(2 * s for s in view.strides) + (1,),
+                2 * view.offset)
 
 
 def _parallel_ok(nest: Nest, p: _Plan) -> bool:

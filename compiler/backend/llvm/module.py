@@ -6,7 +6,10 @@ reads each array's data pointer, which is cheaper than asking ctypes for it). Pa
 are read where they are; results that an equation computes are written straight into the
 output arrays; other arrays live in the workspace (see storage.py) and scalars in stack
 slots. Equations lower through `LOWERINGS`, a table keyed by primitive name that the
-family modules (nests.py, shapes.py, dot.py, control.py) fill.
+family modules (nests.py, shapes.py, dot.py, control.py) fill; an equation none of them
+computes (a primitive without a rule, complex arithmetic) becomes a call back into the
+reference interpreter for that equation alone (host_kernels.py), so one such operation no
+longer sends the whole function to the interpreter.
 """
 from __future__ import annotations
 
@@ -26,16 +29,32 @@ from .views import View
 
 Lowering = Callable[["FunctionLowering", Eqn], None]
 LOWERINGS: dict[str, Lowering] = {}
+COMPLEX_AWARE: set[str] = set()  # lowerings that take complex operands (they move, not compute)
+ON_HOST: list[Lowering] = []     # how an equation no lowering computes runs (host_kernels.py)
 STACK_WORKSPACE = 128 * 1024     # workspaces up to this size live on the caller's stack
 PYOBJECT_DATA_OFFSET = 16        # offsetof(PyArrayObject, data) on CPython builds
 
 
-def lowering(*names: str):
+def lowering(*names: str, complex_ok: bool = False):
+    """Register a lowering for the primitives `names`; `complex_ok`: it handles complex
+    operands and results (every other lowering sees only real and integer values)."""
     def register(fn: Lowering) -> Lowering:
         for name in names:
             LOWERINGS[name] = fn
+            if complex_ok:
+                COMPLEX_AWARE.add(name)
         return fn
     return register
+
+
+def computes_natively(eqn: Eqn) -> bool:
+    """Whether a lowering computes `eqn` in the generated code: it has one, and it is made
+    for the equation's types (no lowering computes with complex numbers)."""
+    if eqn.prim.name not in LOWERINGS:
+        return False
+    if eqn.prim.name in COMPLEX_AWARE:
+        return True
+    return not any(a.aval.dtype.kind == "c" for a in list(eqn.ins) + list(eqn.outs))
 
 
 @dataclass
@@ -167,9 +186,13 @@ class FunctionLowering:
                 self.release_dead(self.live.end[id(eqn)])  # its operands live to its end
 
     def lower_eqn(self, eqn: Eqn) -> None:
+        """Lower `eqn` with its family's rule, or, where none computes it, as a call that
+        runs it on the host with the reference interpreter (the rest stays compiled)."""
         rule = LOWERINGS.get(eqn.prim.name)
-        if rule is None:
-            raise Unsupported(f"primitive {eqn.prim.name}")
+        if not computes_natively(eqn):
+            if not ON_HOST:
+                raise Unsupported(f"primitive {eqn.prim.name}")
+            rule = ON_HOST[0]
         for v in eqn.outs:
             check_dtype(v.aval.dtype)
         self.position = self.live.pos.get(id(eqn), self.position)

@@ -235,6 +235,8 @@ def _fusable(region, shape: tuple[int, ...]) -> bool:
             reduced.add(e.outs[0].id)
         elif e.prim not in ELEMENTWISE or len(e.outs) != 1:
             return False
+        if any(a.aval.dtype.kind == "c" for a in list(e.ins) + e.outs):
+            return False  # complex arithmetic: its equations run on the host one by one
         try:
             np.broadcast_shapes(tuple(e.outs[0].aval.shape), shape)
         except ValueError:

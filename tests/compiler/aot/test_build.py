@@ -266,10 +266,10 @@ def test_a_64_bit_signature_fails_clearly(tmp_path):
 def test_an_export_the_backend_cannot_lower_fails_naming_the_function(tmp_path):
     message = _build_error(tmp_path, '''
         @redraft.export("f32[5]")
-        def rotated(x):
-            return (x * (1.0 + 2.0j)).real
+        def halved(x):
+            return (x.astype(jnp.float16) * 2.0).astype(jnp.float32)
     ''')
-    assert "rotated(f32[5])" in message and "badmod.py:4" in message
+    assert "halved(f32[5])" in message and "badmod.py:4" in message
     assert "cannot lower" in message
 
 
@@ -279,7 +279,7 @@ def test_an_export_that_sorts_fails_naming_the_host_kernel(tmp_path):
         def ordered(x):
             return jnp.sort(x)
     ''')
-    assert "ordered(f32[5])" in message and "sort calls its host kernel" in message
+    assert "ordered(f32[5])" in message and "calls its host kernel" in message
 
 
 def test_build_command_line(tmp_path, capsys):

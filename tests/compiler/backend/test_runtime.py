@@ -15,18 +15,27 @@ import redraft.numpy as jnp
 from redraft import lax
 
 
-def rotated(x):
-    return (x * (1.0 + 2.0j)).real
+def halved(x):
+    return (x.astype(jnp.float16) * 2.0).astype(jnp.float32)
 
 
-def test_unsupported_primitive_falls_back():
-    """Complex arithmetic has no lowering: compile_ir says None and the interpreter runs it."""
+def test_unsupported_dtype_falls_back():
+    """float16 values have no buffers in this backend: compile_ir says None and the
+    interpreter runs the function."""
     x = sample((10,), np.float32)
-    fn = redraft.make_ir(rotated)(x)
+    fn = redraft.make_ir(halved)(x)
     assert compile_ir(fn) is None
-    out, used = compiled(rotated, x)
+    out, used = compiled(halved, x)
     assert used == "interpret"
-    np.testing.assert_allclose(np.asarray(out), x, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(out), (x.astype(np.float16) * 2).astype(np.float32))
+
+
+def test_an_operation_without_a_lowering_runs_on_the_host():
+    """Complex arithmetic has no lowering: that equation alone calls the interpreter."""
+    x = sample((10,), np.float32)
+    out, used = compiled(lambda x: (x * (1.0 + 2.0j)).real + jnp.exp(x), x)
+    assert used == "llvm"
+    np.testing.assert_allclose(np.asarray(out), x + np.exp(x), rtol=1e-6)
 
 
 def test_gather_and_sort_are_compiled():
