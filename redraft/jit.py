@@ -60,6 +60,8 @@ class Jitted:
         # cheaply by (the x64 flag, fast_key): (compiled, dtype of each parameter, values of
         # the defaulted ones). The flag changes Python scalars' types and the code's defaults.
         self._fast: dict[tuple, tuple[driver.Compiled, tuple, tuple]] = {}
+        # fast key -> (the specialised jitted function, the defaults it takes after args)
+        self._specialised: dict[tuple, tuple[Callable, tuple]] = {}
         self._device_cache: dict[tuple, object] = {}  # (signature, GPU) -> DeviceCompiled
         self._compiling = threading.RLock()  # reentrant: compiling may call this function
         self._names = names
@@ -90,11 +92,20 @@ class Jitted:
                 if DEBUG_CHECKS[0]:
                     self._check_outputs(out, args, kwargs)
                 return out
-        if self._gathers:  # *args, **kwargs, keyword-only: compile per call shape
+        if self._gathers:  # *args, **kwargs, keyword-only, traced: compile per call shape
+            if key is not None:
+                known = self._specialised.get(key)
+                if known is not None:  # the hot path of a function specialised per call
+                    return known[0](*args, *known[1])
             from redraft.compiler.frontend.specialise import specialise_call
             found = specialise_call(self, args, kwargs)
             if found is not None:
-                return found[0](*found[1])
+                target, flat = found[0], found[1]
+                if key is not None and all(a is b for a, b in zip(flat, args)):
+                    # leaves alone fix the specialisation: later calls like this one skip
+                    # the binding (the arguments, then the defaults it appended)
+                    self._specialised[key] = (target, tuple(flat[len(args):]))
+                return target(*flat)
         args = self._positional(args, kwargs)
         for i in self.static:
             if i < len(args):

@@ -43,17 +43,20 @@ def _real_of(dtype: np.dtype) -> np.dtype:
         np.float32)
 
 
+_ONE_AXIS = {"FFT": np.fft.fft, "IFFT": np.fft.ifft, "RFFT": np.fft.rfft, "IRFFT": np.fft.irfft}
+_N_AXES = {"FFT": np.fft.fftn, "IFFT": np.fft.ifftn, "RFFT": np.fft.rfftn,
+           "IRFFT": np.fft.irfftn}
+
+
 def fft_impl(x, *, fft_type: str, fft_lengths: tuple[int, ...]) -> np.ndarray:
     x = np.asarray(x)
-    axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
-    if fft_type == "FFT":
-        return np.fft.fftn(x, s=fft_lengths, axes=axes).astype(x.dtype, copy=False)
-    if fft_type == "IFFT":
-        return np.fft.ifftn(x, s=fft_lengths, axes=axes).astype(x.dtype, copy=False)
-    if fft_type == "RFFT":
-        return np.fft.rfftn(x, s=fft_lengths, axes=axes).astype(_complex_of(x.dtype),
-                                                                   copy=False)
-    return np.fft.irfftn(x, s=fft_lengths, axes=axes).astype(_real_of(x.dtype), copy=False)
+    if len(fft_lengths) == 1:  # NumPy's one-axis functions: the n-d ones cost ~5 us more
+        out = _ONE_AXIS[fft_type](x, n=fft_lengths[0], axis=-1)
+    else:
+        axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+        out = _N_AXES[fft_type](x, s=fft_lengths, axes=axes)
+    result = {"RFFT": _complex_of, "IRFFT": _real_of}.get(fft_type, np.dtype)(x.dtype)
+    return out.astype(result, copy=False)
 
 
 def _fft_abstract(x: ShapedArray, *, fft_type: str, fft_lengths: tuple[int, ...]):

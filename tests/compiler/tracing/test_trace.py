@@ -41,6 +41,19 @@ def test_exec_function_value_grad_jit():
     np.testing.assert_allclose(redraft.grad(f, argnums=1)(X, 1.5), dw, rtol=1e-4)
 
 
+def test_jit_of_an_exec_function_reuses_its_specialisation():
+    """Repeated calls take the cached specialisation (not the binding of every call), with
+    the arguments' values and the defaults the call leaves out."""
+    f = redraft.jit(exec_function("def scaled(x, w=2.0):\n    return x * w + 1.0\n",
+                                  "scaled"))
+    for w in (None, 3.0, -1.0, None):
+        for x in (X, X[:2], np.asarray(4.0, np.float32)):
+            args = (x,) if w is None else (x, w)
+            np.testing.assert_allclose(f(*args), np.asarray(x) * (2.0 if w is None else w)
+                                       + 1.0, rtol=1e-6)
+    assert len(f._specialised) == 6  # three shapes, with and without w
+
+
 def test_exec_function_jvp_vjp_hessian():
     f = exec_function(ENERGY, "energy")
     v = np.array([1.0, 0.5, -2.0], np.float32)
