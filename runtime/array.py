@@ -247,7 +247,11 @@ class _IndexUpdateRef:
 
     def _apply(self, values, op: str, kwargs: dict) -> Array:
         """The update `op`; with options (mode=...) or an out-of-range Python-int index
-        (dropped, as in JAX) through redraft/numpy/indexing.py's at_update_mode."""
+        (dropped, as in JAX) through redraft/numpy/indexing.py's at_update_mode; recorded
+        where a traced value is among the index or the values."""
+        recorder = recorder_in(self.index, values)
+        if recorder is not None:
+            return recorder.__redraft_update__(self.array, self.index, op, values, kwargs)
         if kwargs or _NUMPY_API["static_out_of_bounds"](self.array.shape, self.index):
             return _NUMPY_API["at_update_mode"](self.array, self.index, values, op, **kwargs)
         return None
@@ -323,6 +327,18 @@ def install_index_modes(at_get_mode, at_update_mode, static_out_of_bounds) -> No
 
 def _np_api():
     return _NUMPY_API["jnp"]
+
+
+def recorder_in(*values):
+    """The first stand-in value among `values` (or the items of a tuple among them) that
+    records operations instead of computing them: compiler/tracing's Tracer, which a
+    function without readable source is run on. A concrete array indexed by it or updated
+    with it has no reflected operator to defer to, so indexing asks this instead."""
+    for value in values:
+        for item in value if type(value) is tuple else (value,):
+            if hasattr(type(item), "__redraft_update__"):
+                return item
+    return None
 
 
 def _update(array: Array, index, values, mode: str) -> Array:

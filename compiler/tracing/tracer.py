@@ -205,6 +205,21 @@ class Tracer:
     def __getitem__(self, index):
         return self._rec.emit(ir.Call(GETITEM, (self._var, self._rec.atom(index))))
 
+    # ---- a concrete array indexed by or updated with a tracer (runtime/array.py asks) ----
+    def __redraft_index__(self, array, index):
+        """array[index], recorded: `index` holds this tracer, `array` is concrete."""
+        return self._rec.emit(ir.Call(GETITEM, (self._rec.atom(array),
+                                                self._rec.atom(index))))
+
+    def __redraft_update__(self, array, index, mode: str, values, kwargs: dict):
+        """array.at[index].<mode>(values, **kwargs), recorded: this tracer is among the
+        index or the values, `array` is concrete."""
+        rec = self._rec
+        options = tuple((k, rec.atom(v)) for k, v in kwargs.items())
+        return rec.emit(methods.at_update_call(rec.atom(array), rec.atom(index),
+                                               methods.AT_MODES[mode], rec.atom(values),
+                                               kwargs=options))
+
     # ---- what a traced value cannot do -----------------------------------------------------
     def __bool__(self):
         raise self._rec.error(TracerBoolConversionError,

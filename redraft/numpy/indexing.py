@@ -8,7 +8,7 @@ from redraft.compiler.primitives import elementwise as ew
 from redraft.compiler.primitives.indexing import getitem_p, index_update_p
 from redraft.compiler.primitives.shape import pad as lax_pad
 from redraft.runtime import dtypes
-from redraft.runtime.array import Array, wrap_host
+from redraft.runtime.array import Array, recorder_in, wrap_host
 from redraft.runtime.convert import as_array
 from redraft.runtime.eager import bind
 
@@ -100,6 +100,9 @@ def getitem(x: Array, idx) -> Array:
                 return wrap_host(x._buf[idx, ...], x._weak)
         except IndexError:
             pass  # out of range, or a 0-d array: clamped, or parse_index's error
+    recorder = recorder_in(idx)
+    if recorder is not None:  # indexed by a traced value: recorded by it
+        return recorder.__redraft_index__(x, idx)
     spec, dynamic = parse_index(x.shape, clamp_static_ints(x.shape, idx))
     if any(e[0] == "bool" for e in spec):
         return _boolean_getitem(x, spec, dynamic)

@@ -54,6 +54,29 @@ def test_jit_of_an_exec_function_reuses_its_specialisation():
     assert len(f._specialised) == 6  # three shapes, with and without w
 
 
+CONCRETE_INDEXING = """
+def table_lookup(x, idx):
+    return jnp.arange(10.0)[idx] * x + jnp.zeros(6).at[idx].add(x)[idx]
+
+def placed(x):
+    return jnp.zeros(5).at[2].set(jnp.sum(x)).at[jnp.argmax(x) + 1].multiply(3.0)
+"""
+
+
+def test_concrete_arrays_indexed_and_updated_by_traced_values():
+    """A constant array made inside a traced function, indexed by or updated with traced
+    values (no reflected operator exists for these), is recorded, not refused."""
+    lookup = exec_function(CONCRETE_INDEXING, "table_lookup")
+    placed = exec_function(CONCRETE_INDEXING, "placed")
+    idx = np.array([1, 3, 3], np.int32)
+    want = np.arange(10.0)[idx] * 2.0 + np.array([0, 2, 0, 4, 0, 0.0])[idx]
+    np.testing.assert_allclose(redraft.jit(lookup)(2.0, idx), want)
+    np.testing.assert_allclose(redraft.grad(lambda v: lookup(v, idx).sum())(2.0), 7.0 + 5.0)
+    x = np.array([0.5, 4.0, 1.0], np.float32)
+    np.testing.assert_allclose(redraft.jit(placed)(x), [0, 0, 16.5, 0, 0])
+    np.testing.assert_allclose(redraft.grad(lambda v: placed(v)[2])(x), [3, 3, 3])
+
+
 def test_exec_function_jvp_vjp_hessian():
     f = exec_function(ENERGY, "energy")
     v = np.array([1.0, 0.5, -2.0], np.float32)
