@@ -204,9 +204,14 @@ def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if x.dtype.kind in "iu":
-        if np.any(y < 0):
-            raise ValueError("integers cannot be raised to negative integer powers")
+    """x ** y; for integers a negative exponent gives 0, except 1 for x = 1 and +-1 for
+    x = -1 (JAX's jnp.power: the truncated reciprocal, never an error)."""
+    if x.dtype.kind in "iu" and np.any(y < 0):
+        negative = y < 0
+        magnitude = np.power(x, np.where(negative, 0, y))
+        odd = (np.abs(y) % 2 == 1)
+        reciprocal = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+        return np.where(negative, reciprocal, magnitude).astype(x.dtype)
     return np.power(x, y)
 
 

@@ -116,10 +116,31 @@ def _rem(b, args, dtypes, out, params):
 def _pow(b, args, dtypes, out, params):
     dt = dtypes[0]
     if not is_float(dt):
-        raise Unsupported("integer pow")
+        return _integer_power(b, args[0], args[1], dt)
     if dt == np.float32:
         return b.call(VECMATH["pow"](b.module, args[0].type), args)
     return intrinsic(b, "llvm.pow", args)
+
+
+def _integer_power(b: ir.IRBuilder, x: ir.Value, y: ir.Value, dt: np.dtype) -> ir.Value:
+    """x ** y for integers by squaring, one step per bit of y; a negative y gives 0, or 1
+    for x = 1 and +-1 for x = -1 (JAX's jnp.power)."""
+    if is_bool(dt):
+        return b.or_(x, b.icmp_unsigned("==", y, const_like(dt, 0, y)))
+    result, base, rest = const_like(dt, 1, x), x, y
+    for _ in range(8 * dt.itemsize - (1 if is_signed(dt) else 0)):
+        odd = b.icmp_unsigned("!=", b.and_(rest, const_like(dt, 1, y)), const_like(dt, 0, y))
+        result = b.select(odd, b.mul(result, base), result)
+        base = b.mul(base, base)
+        rest = b.lshr(rest, const_like(dt, 1, y))
+    if not is_signed(dt):
+        return result
+    odd = b.icmp_unsigned("!=", b.and_(y, const_like(dt, 1, y)), const_like(dt, 0, y))
+    minus_one = b.select(odd, const_like(dt, -1, x), const_like(dt, 1, x))
+    reciprocal = b.select(b.icmp_signed("==", x, const_like(dt, 1, x)), const_like(dt, 1, x),
+                          b.select(b.icmp_signed("==", x, const_like(dt, -1, x)), minus_one,
+                                   const_like(dt, 0, x)))
+    return b.select(b.icmp_signed("<", y, const_like(dt, 0, y)), reciprocal, result)
 
 
 def _max_min(greater: str) -> Rule:

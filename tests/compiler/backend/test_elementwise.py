@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from backend_util import build_ir, check, check_ir, sample
 
+import redraft.numpy as jnp
 from redraft import lax
 
 
@@ -111,6 +112,21 @@ def test_integer_binary(name, dtype):
     x = sample((50,), dtype, seed=3)
     y = sample((50,), dtype, seed=4)
     check(binary(getattr(lax, name)), x, y)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_integer_power(dtype):
+    """Wrapping products like NumPy's; a negative exponent gives 0, or +-1 for x = +-1
+    (JAX's jnp.power, eager and compiled alike)."""
+    x = np.arange(-6, 7).astype(dtype)
+    y = np.array([0, 1, 2, 3, 7, 13, 31, 5, 9, 2, 1, 0, 4]).astype(dtype)
+    got = check(lambda a, b: jnp.power(a, b), x, y)[0]
+    np.testing.assert_array_equal(got, np.power(x, y))
+    if np.dtype(dtype).kind == "i":
+        x = np.array([2, -2, 1, -1, 0, 1, -1, 5], dtype)
+        y = np.array([-1, -3, -5, -3, -2, -2, -2, -1], dtype)
+        got = check(lambda a, b: jnp.power(a, b), x, y)[0]
+        np.testing.assert_array_equal(got, [0, 0, 1, -1, 0, 1, 1, 0])
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint32], ids=lambda d: np.dtype(d).name)
