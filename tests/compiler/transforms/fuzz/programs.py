@@ -24,6 +24,9 @@ from hypothesis import strategies as st
 V, M, S = "V", "M", "S"
 SHAPE_IF_MARK = "# branches give y two shapes"
 FRESH = ("a", "b", "c", "d", "h", "g", "p", "q", "r", "z")
+# index arrays of 3 for a length-3 axis: repeated, negative and out-of-range entries (reads
+# clamp, updates drop them), as JAX's rules have them
+INDEX_ARRAYS = ("[2, 0, 1]", "[1, 1, 0]", "[0, -1, 2]", "[2, 2, 2]", "[0, 5, -4]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +58,7 @@ class Features:
     reuse_loop_index: bool = True   # two loops in one function with the same index name
     value_if_in_loop: bool = True   # an if on an array value inside a loop body
     value_if_in_value_if: bool = True  # an if on an array value inside another
+    gathers: bool = True            # index arrays: x[idx], x.at[idx].add, sort, argsort
 
 
 FULL = Features()
@@ -145,6 +149,8 @@ class _Gen:
             forms.append("where")
         if self.ft.full_fill:
             forms.append("full")
+        if self.ft.gathers:
+            forms += ["gather", "gather2", "scatter_add", "sort", "by_order"]
         if self.ft.helpers:
             forms += ["helper"] * 2
         form = self.choice(forms)
@@ -193,6 +199,17 @@ class _Gen:
             return f"jnp.where({a} > 0.0, {a}, ({e()} * 0.5))"
         if form == "full":
             return f"jnp.full((3,), {e(S)})"
+        if form == "gather":
+            return f"{e()}[jnp.array({self.choice(INDEX_ARRAYS)})]"
+        if form == "gather2":
+            rows, cols = self.choice(INDEX_ARRAYS), self.choice(INDEX_ARRAYS)
+            return f"{e(M)}[jnp.array({rows}), jnp.array({cols})]"
+        if form == "scatter_add":
+            return f"{e()}.at[jnp.array({self.choice(INDEX_ARRAYS)})].add({e()})"
+        if form == "sort":
+            return f"jnp.sort({e()})"
+        if form == "by_order":
+            return f"{e()}[jnp.argsort({e()})]"
         return self.call_helper(V, env, d) or self.unary(e())
 
     def mat(self, env: _Env, d: int) -> str:
@@ -204,6 +221,8 @@ class _Gen:
             forms.append("bcast")
         if self.ft.at_updates:
             forms.append("at_row")
+        if self.ft.gathers:
+            forms += ["row_gather", "col_order"]
         form = self.choice(forms)
         if form == "unary":
             return self.unary(e())
@@ -227,6 +246,10 @@ class _Gen:
             return f"({e()} + {e(V)})"
         if form == "bcast":
             return f"({e(V)}[:, None] * {e(V)})"
+        if form == "row_gather":
+            return f"{e()}[jnp.array({self.choice(INDEX_ARRAYS)})]"
+        if form == "col_order":
+            return f"{e()}[:, jnp.argsort({e(V)})]"
         return f"{e()}.at[{self.index(env)}].set({e(V)})"
 
     def scal(self, env: _Env, d: int) -> str:
