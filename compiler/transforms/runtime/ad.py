@@ -896,6 +896,14 @@ def _unstack_tree_jacobian(ct, rows, out, x, rows_first: bool) -> list:
     return out_rows
 
 
+def custom_vjp_tangent(name: str):
+    """The tangent of a custom_vjp function's result, which forward mode cannot make (its
+    rules are for reverse mode): raises JAX's TypeError when it runs (jvp code holds it
+    only where the tangent is read: jvp of the function itself, not of its gradient)."""
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                    f"({name}); give it a custom_jvp rule instead")
+
+
 # ---- Jacobians as one batched jvp or backward pass (compiler/transforms/ad/jacobian.py) -------
 # A Jacobian's tangents (cotangents) are the standard basis of the input (output) space, one
 # basis vector per row, so that one batched jvp (backward pass) gives every column (row).

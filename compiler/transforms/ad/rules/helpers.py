@@ -98,6 +98,7 @@ defstatic(ad.dot_rhs_bar, "b")
 defstatic(ad.matmul_lhs_bar, "a")
 defstatic(ad.matmul_rhs_bar, "b")
 defnondiff(ad.argext_mask, "piecewise constant in its arguments")
+defnondiff(ad.custom_vjp_tangent, "it raises: forward mode has no tangent to give")
 
 defjvp(ad.stack_jacobian, lambda rows_dot, ans, rows, out, x, rows_first=True:
        ad.stack_jacobian(rows_dot, out, x, rows_first))
