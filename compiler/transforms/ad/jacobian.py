@@ -1,20 +1,34 @@
 """jacfwd and jacrev as Core functions (so that hessian = jacfwd(jacrev(f)) is a transform
 of a transform).
 
-For an array argument and an array result the Jacobian is one batched computation: vmap of
-the function's jvp over the basis of the input space (jacfwd), or of its backward pass over
-the basis of the output space (jacrev). Pytrees take a loop over the basis vectors instead:
+A Jacobian is one batched computation, as JAX's: vmap of the function's jvp over the
+standard basis of the input space (jacfwd), or of its backward pass over the standard basis
+of the output space (jacrev). The basis is batched as a pytree like the argument (one array
+for an array), so one source serves every structure of argument and result:
 
-    def f_jacfwd(x):                                 # x one array
-        out = f(x)
-        basis = vm.basis_rows(x)                     # one tangent per input element
+    def f_jacfwd(x):
+        basis = ad.standard_basis(x)                 # (n,) + x.shape: one tangent a row
         n = ad.size(x)
-        pair = f_jvp_batched(x, basis, n)            # vmap(jvp(f)) over the tangents
-        cols = pair[1]
-        jac = vm.columns_to_jacobian(cols, out, x)
+        pair = f_jvp_batched(x, basis, n)            # vmap of jvp(f) over the tangents only
+        out = pair[0]
+        columns = pair[1]
+        jac = ad.jacobian_from_columns(columns, out, x)
         return jac
 
-    def f_jacfwd(x):                                 # x a pytree (or not known)
+    def f_jacrev(x):
+        out = f(x)
+        basis = ad.standard_basis(out)               # one cotangent per output element
+        n = ad.size(out)
+        rows = f_bwd_batched(x, basis, n)            # vmap of f's backward pass
+        jac = ad.jacobian_from_rows(rows, out, x)
+        return jac
+
+Where a batched result is partly unbatched (a tangent that does not depend on x), it is
+broadcast to the n basis vectors (`vm.convert`) before it is read as columns or rows. Where
+vmap refuses to batch the jvp or backward pass, the Jacobian is a loop over the basis
+vectors, one jvp (backward pass) each, and its docstring says why:
+
+    def f_jacfwd(x):
         out = f(x)
         n = ad.size(x)
         indices = range(n)
@@ -26,16 +40,6 @@ the basis of the output space (jacrev). Pytrees take a loop over the basis vecto
             pieces = append(pieces, piece)
         jac = ad.stack_jacobian(pieces, out, x, rows_first=False)
         return jac
-
-No source branches at run time on a value's type; each choice is made when the source is
-built. Whether `out` is one array comes from the batch type vmap's analysis infers for f's
-result (an array batched by x; a container, a pytree of unknown structure or a result that
-does not depend on x take the loop alone). jacrev then is one backward pass `f_bwd` batched
-over the basis of out's space (a pytree x takes its rows leaf by leaf). Whether x is one
-array is not in f's Core: jacfwd called on arguments is built for the x it is given
-(`x_is_array`): the batched jvp for an array, the loop for a pytree. Read with no argument
-at hand (`redraft emit`, a transform of the jacfwd function itself) it is built for the most
-general x, a pytree (one array is a pytree of one leaf): the loop, correct for both.
 """
 from __future__ import annotations
 
@@ -70,36 +74,40 @@ class _Builder:
         return ir.Var(target)
 
 
-def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool,
-                      x_is_array: bool | None = None) -> ir.Function:
-    """Core computing d f(params)/d params[argnum], shaped out.shape + x.shape.
+class _Derivative:
+    """The jvp (jacfwd) or backward pass (jacrev) of f in one argument, batched over its
+    last parameter (the tangent or cotangent) where vmap can batch it."""
 
-    `x_is_array` says whether that argument is one array (True) or a pytree (False), where
-    the caller knows; None (not known) builds jacfwd for the most general x, a pytree."""
-    params = core.params
-    x = ir.Var(params[argnum])
-    args = tuple(ir.Var(p) for p in params)
-    mask = tuple(i == argnum for i in range(len(params)))
-    b = _Builder(core)
-    body: list[ir.Stmt] = []
-    out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
-    jac = b.name("jac")
-    # a batched jvp needs x's basis as one array of rows: x known to be one array
-    if not _result_is_one_array(core, argnum) or (forward and not x_is_array):
-        body.extend(_looped(fn, core, b, args, x, out, mask, forward, jac))
-    else:
-        body.extend(_batched(fn, core, b, args, x, out, mask, forward, jac))
-    body.append(ir.Return(ir.Var(jac), b.origin))
-    kind = "jacfwd" if forward else "jacrev"
-    return tidy(ir.Function(f"{core.name}_{kind}", params, body, core.defaults,
-                            core.filename, core.firstline, None, ir.FunctionMeta(transform=kind)))
+    def __init__(self, fn, core: ir.Function, mask: tuple, forward: bool):
+        self.forward = forward
+        if forward:
+            self.fn = callees.jvp_of(fn, mask)
+            self.name = f"{core.name}_jvp"
+        else:
+            self.fn = callees.vjp_of(fn, mask, "bwd", single=True)
+            self.name = f"{core.name}_bwd"
+        # the basis: one array where the space is known to be one array's (jacrev of a
+        # function returning one array), else a pytree of batched leaves
+        basis = bt.B if not forward and _result_is_one_array(core, mask.index(True)) else bt.TREE
+        self.types = tuple(bt.U for _ in core.params) + (basis,)
+
+    def batched(self) -> tuple[callees.Transformed, bt.BType]:
+        """(the batched function, its result's batch type); raises TransformError where
+        vmap refuses, or would batch it by a loop over the examples (NeedsExampleLoop)."""
+        from redraft.compiler.transforms.batch.infer import infer
+        own = self.fn.__redraft_transformable__()  # its errors are the derivative's own
+        try:
+            result = infer(own, self.types).result
+            made = callees.vmap_of(self.fn, self.types)
+            made.__redraft_transformable__()
+        except TransformError as refused:
+            raise _Refused(str(refused)) from refused
+        return made, result
 
 
 def _result_is_one_array(core: ir.Function, argnum: int) -> bool:
-    """Whether f's result is one array that depends on argument `argnum`, whatever that
-    argument's structure: the batch type vmap infers for the result with the argument a
-    pytree of batched leaves is B (a container type, a pytree of unknown structure, or
-    unbatched, say nothing of it being one array)."""
+    """Whether f's result is one array that depends on argument `argnum`: the batch type
+    vmap infers for it, that argument a pytree of batched leaves, is B."""
     from redraft.compiler.transforms.batch.infer import result_type
     types = tuple(bt.TREE if i == argnum else bt.U for i in range(len(core.params)))
     try:
@@ -108,30 +116,87 @@ def _result_is_one_array(core: ir.Function, argnum: int) -> bool:
         return False
 
 
-def _batched(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) -> list:
-    """One call of the jvp (or backward pass) batched over the basis vectors."""
+class _Refused(Exception):
+    """vmap cannot batch the derivative: the Jacobian takes the loop."""
+
+
+def jacobian_function(fn, core: ir.Function, argnum: int, forward: bool,
+                      batched: bool = True) -> ir.Function:
+    """Core computing d f(params)/d params[argnum], shaped out.shape + x.shape (for pytrees,
+    a tree like out of trees like x). `batched=False` builds the loop over basis vectors
+    (what vmap's refusal falls back to; tests compare the two)."""
+    params = core.params
+    x = ir.Var(params[argnum])
+    args = tuple(ir.Var(p) for p in params)
+    mask = tuple(i == argnum for i in range(len(params)))
+    derivative = _Derivative(fn, core, mask, forward)
+    b = _Builder(core)
+    doc = None
     body: list[ir.Stmt] = []
-    basis_of = x if forward else out
-    basis = b.assign(body, b.name("basis"), ir.Call(vm_ref("basis_rows"), (basis_of,)))
-    n = b.assign(body, b.name("n"), ir.Call(helper("size"), (basis_of,)))
-    types = tuple(bt.U for _ in args) + (bt.B,)
-    if forward:
-        callee = callees.vmap_of(callees.jvp_of(fn, mask), types)
-        pair = b.assign(body, b.name("pair"), ir.Call(
-            ir.Ref(callee, f"{core.name}_jvp_batched"), args + (basis, n)))
-        cols = b.assign(body, b.name("cols"), ir.Call(GETITEM, (pair, ir.Const(1))))
-        b.assign(body, jac, ir.Call(vm_ref("columns_to_jacobian"), (cols, out, x)))
+    try:
+        if not batched:
+            raise _Refused("the loop was asked for")
+        made, result = derivative.batched()
+        _batched(fn, core, b, args, x, made, result, derivative, body)
+    except _Refused as refused:
+        doc = (f"A loop over the basis vectors, one {derivative.name} each: vmap of "
+               f"{derivative.name} was refused:\n    {refused}\n    ")
+        body = _looped(fn, core, b, args, x, derivative, forward)
+    kind = "jacfwd" if forward else "jacrev"
+    return tidy(ir.Function(f"{core.name}_{kind}", params, body, core.defaults,
+                            core.filename, core.firstline, doc,
+                            ir.FunctionMeta(transform=kind)))
+
+
+def _batched(fn, core, b: _Builder, args, x, made, result: bt.BType, derivative: _Derivative,
+             body: list) -> None:
+    """One call of the jvp (or backward pass) batched over the standard basis."""
+    ref = ir.Ref(made, f"{derivative.name}_batched")
+    if derivative.forward:
+        basis = b.assign(body, b.name("basis"), ir.Call(helper("standard_basis"), (x,)))
+        n = b.assign(body, b.name("n"), ir.Call(helper("size"), (x,)))
+        pair = b.assign(body, b.name("pair"), ir.Call(ref, args + (basis, n)))
+        primal_t, columns_t = _pair_types(result)
+        if bt.is_batched(primal_t):  # the primal batched too (as a loop over examples does)
+            out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
+        else:
+            out = b.assign(body, b.name("out"), ir.Call(GETITEM, (pair, ir.Const(0))))
+        columns = b.assign(body, b.name("columns"), ir.Call(GETITEM, (pair, ir.Const(1))))
+        columns = _every_leaf_batched(b, body, columns, columns_t, n)
+        jac = b.assign(body, b.name("jac"), ir.Call(helper("jacobian_from_columns"),
+                                                     (columns, out, x)))
     else:
-        callee = callees.vmap_of(callees.vjp_of(fn, mask, "bwd", single=True), types)
-        rows = b.assign(body, b.name("rows"), ir.Call(
-            ir.Ref(callee, f"{core.name}_bwd_batched"), args + (basis, n)))
-        b.assign(body, jac, ir.Call(vm_ref("rows_to_jacobian"), (rows, out, x)))
-    return body
+        out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
+        basis = b.assign(body, b.name("basis"), ir.Call(helper("standard_basis"), (out,)))
+        n = b.assign(body, b.name("n"), ir.Call(helper("size"), (out,)))
+        rows = b.assign(body, b.name("rows"), ir.Call(ref, args + (basis, n)))
+        rows = _every_leaf_batched(b, body, rows, result, n)
+        jac = b.assign(body, b.name("jac"), ir.Call(helper("jacobian_from_rows"),
+                                                     (rows, out, x)))
+    body.append(ir.Return(jac, b.origin))
 
 
-def _looped(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) -> list:
-    """A loop over the basis vectors (pytree arguments and results)."""
+def _pair_types(t: bt.BType) -> tuple[bt.BType, bt.BType]:
+    """The batch types of a batched jvp's (primal, tangent)."""
+    if isinstance(t, bt.Tuple) and len(t.items) == 2:
+        return t.items
+    return (t, t) if bt.is_batched(t) else (bt.U, bt.U)
+
+
+def _every_leaf_batched(b: _Builder, body: list, value: ir.Var, t: bt.BType,
+                        n: ir.Var) -> ir.Var:
+    """`value` with every leaf batched: a leaf that does not depend on the basis (a zero
+    derivative) broadcast to the n basis vectors."""
+    if t is bt.B or isinstance(t, bt.Tree) or (bt.batchify(t) == t and t is not bt.U):
+        return value
+    return b.assign(body, b.name(value.name), ir.Call(vm_ref("convert"), (
+        value, ir.Const(t), ir.Const(bt.TREE), n)))
+
+
+def _looped(fn, core, b: _Builder, args, x, derivative: _Derivative, forward: bool) -> list:
+    """A loop over the basis vectors, one jvp (backward pass) each."""
     body: list[ir.Stmt] = []
+    out = b.assign(body, b.name("out"), ir.Call(ir.Ref(fn, core.name), args))
     basis_of = x if forward else out
     n = b.assign(body, b.name("n"), ir.Call(helper("size"), (basis_of,)))
     indices = b.assign(body, b.name("indices"), ir.Call(RANGE, (n,)))
@@ -139,15 +204,15 @@ def _looped(fn, core, b: _Builder, args, x, out, mask, forward: bool, jac: str) 
     i, e, piece = b.name("i"), b.name("e"), b.name("piece")
     loop: list[ir.Stmt] = []
     b.assign(loop, e, ir.Call(helper("basis"), (basis_of, ir.Var(i))))
+    ref = ir.Ref(derivative.fn, derivative.name)
     if forward:
-        ref = ir.Ref(callees.jvp_of(fn, mask), f"{core.name}_jvp")
         pair = b.assign(loop, b.name("pair"), ir.Call(ref, args + (ir.Var(e),)))
         b.assign(loop, piece, ir.Call(GETITEM, (pair, ir.Const(1))))
     else:
-        ref = ir.Ref(callees.vjp_of(fn, mask, "bwd", single=True), f"{core.name}_bwd")
         b.assign(loop, piece, ir.Call(ref, args + (ir.Var(e),)))
     b.assign(loop, pieces.name, ir.Call(APPEND, (pieces, ir.Var(piece))))
     body.append(ir.For(i, indices, loop, b.origin))
-    b.assign(body, jac, ir.Call(helper("stack_jacobian"), (pieces, out, x,
-                                                           ir.Const(not forward))))
+    jac = b.assign(body, b.name("jac"), ir.Call(helper("stack_jacobian"), (
+        pieces, out, x, ir.Const(not forward))))
+    body.append(ir.Return(jac, b.origin))
     return body

@@ -20,7 +20,7 @@ from redraft.compiler.transforms.calls.inline import inline, rule_args
 from redraft.compiler.transforms.ad.loops import index_active_loops
 from redraft.compiler.primitives.registry import rules_for
 from redraft.compiler.transforms.ad.stable_forms import fuse_stable_forms
-from redraft.compiler.transforms.tidy import tidy
+from redraft.compiler.transforms.tidy import remove_dead_code, tidy
 
 
 def jvp_function(fn: ir.Function, active: tuple[bool, ...], name: str | None = None
@@ -28,7 +28,9 @@ def jvp_function(fn: ir.Function, active: tuple[bool, ...], name: str | None = N
     """The forward-mode derivative of `fn` in the parameters flagged in `active`."""
     fn = index_active_loops(fuse_stable_forms(bind_defaults(fn, len(active))),
                             {p for p, a in zip(fn.params, active) if a})
-    return tidy(ForwardMode(fn, active).run(name or f"{fn.name}_jvp"))
+    mode = ForwardMode(fn, active)
+    made = mode.run(name or f"{fn.name}_jvp")
+    return tidy(mode.primal_calls_where_tangents_unread(made))
 
 
 class ForwardMode:
@@ -37,6 +39,8 @@ class ForwardMode:
         self.names = Names(fn)
         self.active_params = [p for p, a in zip(fn.params, active) if a]
         self.active = active_names(fn, set(self.active_params))
+        # the user's calls made jvp calls: (that call, its unpacking, the user's statement)
+        self.user_calls: list[tuple[ir.Assign, list[ir.Stmt], ir.Assign]] = []
 
     def dot(self, name: str) -> str:
         return self.names.derived_name(name, "dot")
@@ -189,14 +193,37 @@ class ForwardMode:
         call = s.expr
         if not is_transformable_callable(call.fn.value):
             raise unsupported_op(call, s.origin, "forward-mode")
+        from redraft.compiler.transforms.calls.custom import custom_vjp
+        if isinstance(call.fn.value, custom_vjp) and call.fn.value.jvp_rule is None:
+            self.custom_vjp_call(s, out)
+            return
         args = positional_args(call, s.origin)
         mask = tuple(isinstance(a, ir.Var) and a.name in self.active for a in args)
         callee = callees.jvp_of(call.fn.value, mask)
         tangents = tuple(ir.Var(self.dot(a.name)) for a, m in zip(args, mask) if m)
         ref = ir.Ref(callee, f"{call.fn.path.replace('.', '_')}_jvp")
         pair = self.names.fresh("t")
-        out.append(ir.Assign((pair,), ir.Call(ref, args + tangents), s.origin))
+        made = ir.Assign((pair,), ir.Call(ref, args + tangents), s.origin)
+        out.append(made)
+        start = len(out)
         self.unpack_pair(s, pair, out)
+        self.user_calls.append((made, out[start:], s))
+
+    def primal_calls_where_tangents_unread(self, fn: ir.Function) -> ir.Function:
+        """`fn` with each call of a user's function whose result's tangent nothing (live)
+        reads made as the user wrote it, `y = g(a)`, not `y, y_dot = g_jvp(a, a_dot)`: the
+        forward pass of derivative code (jvp of grad, hessian) computes no tangent it
+        drops, and a custom_vjp function's result, which has none, is not asked for one."""
+        read = ir.block_reads(remove_dead_code(fn.body))
+        replaced: dict[int, list[ir.Stmt]] = {}
+        for made, unpacking, s in self.user_calls:
+            if not {self.dot(t) for t in s.targets} & read:
+                replaced[id(made)] = [s]
+                replaced.update({id(u): [] for u in unpacking})
+        if not replaced:
+            return fn
+        return ir.Function(fn.name, fn.params, _replaced(fn.body, replaced), fn.defaults,
+                           fn.filename, fn.firstline, fn.doc, fn.meta)
 
     def call_function_value(self, s: ir.Assign, out: list) -> None:
         """`y = f(a)` through a function value `f` (known when the code runs) becomes
@@ -213,6 +240,17 @@ class ForwardMode:
         out.append(ir.Assign((pair,), ir.Call(ir.Var(callee), operands + tangents), s.origin))
         self.unpack_pair(s, pair, out)
 
+    def custom_vjp_call(self, s: ir.Assign, out: list) -> None:
+        """`y = f(a)`, f a custom_vjp, is kept as written; y's tangent is a refusal that
+        raises JAX's TypeError when it runs. Where nothing reads it (the forward pass of
+        derivative code: jvp of grad, hessian), tidy drops it, so forward over reverse
+        differentiates the user's fwd and bwd rules, as JAX's does."""
+        out.append(s)
+        name = ir.Const(getattr(s.expr.fn.value, "__name__", "f"))
+        for t in s.targets:
+            out.append(ir.Assign((self.dot(t),), ir.Call(helper("custom_vjp_tangent"),
+                                                         (name,)), s.origin))
+
     def unpack_pair(self, s: ir.Assign, pair: str, out: list) -> None:
         """`s`'s targets and their tangents from `pair`, a callee's (result, tangent)."""
         if len(s.targets) == 1:
@@ -223,6 +261,17 @@ class ForwardMode:
         out.append(ir.Assign((primal, tangent), ir.Var(pair), s.origin))
         out.append(ir.Assign(s.targets, ir.Var(primal), s.origin))
         out.append(ir.Assign(tuple(self.dot(t) for t in s.targets), ir.Var(tangent), s.origin))
+
+
+def _replaced(body: list[ir.Stmt], replaced: dict[int, list[ir.Stmt]]) -> list[ir.Stmt]:
+    """`body` with each statement whose id is a key of `replaced` replaced by its value."""
+    out: list[ir.Stmt] = []
+    for s in body:
+        if id(s) in replaced:
+            out.extend(replaced[id(s)])
+            continue
+        out.append(ir.with_blocks(s, lambda block: _replaced(block, replaced)))
+    return out
 
 
 def _jvp_of_callee(fn, mask: tuple[bool, ...]) -> tuple[ir.Function, ir.Function]:

@@ -820,7 +820,9 @@ _ANY_VALUE_HELPERS = (ad.zeros_like, ad.ones_like, ad.grad_seed, ad.add, ad.cont
                       core_helpers.make_namedtuple, core_helpers.make_object,
                       core_helpers.merge_dicts, core_helpers.zip_spread, ad.unzip_spread,
                       sorted, pytree.tree_flatten,
-                      pytree.tree_unflatten, vm.unstack_examples, vm.tree_rows)
+                      pytree.tree_unflatten, vm.unstack_examples, vm.tree_rows,
+                      # batched code's helpers over containers or arrays alike
+                      vm.getitem, vm.take_example, vm.convert, vm.select_tree)
 
 
 def _array_operands(fn: ir.Function) -> set[str]:

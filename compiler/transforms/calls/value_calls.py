@@ -377,7 +377,7 @@ def _every_leaf_batched_core(form, types: tuple) -> ir.Function:
     def leaves_batched(value: ir.Atom, t) -> ir.Atom:
         if bt.is_batched(t) and not isinstance(t, bt.Tuple):
             return value  # batched, or a tree whose every leaf is
-        if t is bt.U:
+        if not bt.is_batched(t):  # U, or a container type with no batched leaf (`[]`)
             name = f"t{next(count)}"
             body.append(ir.Assign((name,), ir.Call(broadcast, (value, ir.Var("axis_size")))))
             return ir.Var(name)

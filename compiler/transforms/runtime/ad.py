@@ -179,11 +179,12 @@ def basis(x, i: int):
     return jnp.reshape(flat, a.shape)
 
 
-def size(x) -> int:
-    """The number of elements of `x` (of all its leaves, for a pytree)."""
+def size(x, lead: int = 0) -> int:
+    """The number of elements of `x` (of all its leaves, for a pytree); of one example where
+    x's leaves carry `lead` batch axes."""
     if _is_tree(x):
-        return sum(size(v) for v in tree_flatten(x)[0])
-    return int(np.prod(jnp.shape(x), dtype=np.int64))
+        return sum(size(v, lead) for v in tree_flatten(x)[0])
+    return int(np.prod(tuple(jnp.shape(x))[lead:], dtype=np.int64))
 
 
 def _is_tree(x) -> bool:
@@ -843,11 +844,12 @@ def sum_like(items, like):
 
 # ---- Jacobians of pytrees ------------------------------------------------------------------
 
-def _blocks(tree) -> tuple[list, object, list[tuple], list[int]]:
-    """(leaves, treedef, leaf shapes, leaf offsets into the flattened elements)."""
+def _blocks(tree, lead: int = 0) -> tuple[list, object, list[tuple], list[int]]:
+    """(leaves, treedef, leaf shapes, leaf offsets into the flattened elements), the first
+    `lead` axes of every leaf (batch axes) left out of its shape."""
     leaves, treedef = tree_flatten(tree)
-    shapes = [tuple(jnp.shape(v)) for v in leaves]
-    offsets = list(np.cumsum([0] + [int(np.prod(sh, dtype=np.int64)) for sh in shapes]))
+    shapes = [tuple(jnp.shape(v))[lead:] for v in leaves]
+    offsets = [int(k) for k in np.cumsum([0] + [_count(sh) for sh in shapes])]
     return leaves, treedef, shapes, offsets
 
 
@@ -892,3 +894,120 @@ def _unstack_tree_jacobian(ct, rows, out, x, rows_first: bool) -> list:
                      for j, o_shape in enumerate(out_shapes)]
             out_rows.append(tree_unflatten(row_def, parts))
     return out_rows
+
+
+def custom_vjp_tangent(name: str):
+    """The tangent of a custom_vjp function's result, which forward mode cannot make (its
+    rules are for reverse mode): raises JAX's TypeError when it runs (jvp code holds it
+    only where the tangent is read: jvp of the function itself, not of its gradient)."""
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                    f"({name}); give it a custom_jvp rule instead")
+
+
+# ---- Jacobians as one batched jvp or backward pass (compiler/transforms/ad/jacobian.py) -------
+# A Jacobian's tangents (cotangents) are the standard basis of the input (output) space, one
+# basis vector per row, so that one batched jvp (backward pass) gives every column (row).
+# Batch axes of vmaps around the Jacobian come in front of a leaf's own axes (and of the
+# basis axis).
+
+def standard_basis(x, lead: int = 0):
+    """The standard basis of x's space, one basis vector per row: for an array, the identity
+    reshaped to (n,) + x.shape, n = x.size; for a pytree, a tree like x whose leaves hold
+    rows (n,) + leaf.shape, n counting the elements of every leaf (the identity cut leaf by
+    leaf). Each leaf in its own inexact dtype (float32 for an integer or boolean leaf). The
+    basis of one example where x's leaves carry `lead` batch axes."""
+    leaves, treedef, shapes, offsets = _blocks(x, lead)
+    n = offsets[-1]
+    rows = []
+    for leaf, shape, start, stop in zip(leaves, shapes, offsets, offsets[1:]):
+        dtype = np.dtype(jnp.result_type(leaf))
+        dtype = dtype if dtype.kind in "fc" else np.dtype(np.float32)
+        eye = jnp.eye(n, stop - start, -start, dtype=dtype)
+        rows.append(jnp.reshape(eye, (n,) + shape))
+    return tree_unflatten(treedef, rows)
+
+
+def jacobian_from_columns(columns, out, x, leads: tuple = (0, 0, 0)):
+    """A batched jvp's results (a tree like `out`, each leaf's rows indexed by x's elements)
+    as the Jacobian: a tree like `out` of trees like `x` of blocks out_leaf.shape +
+    x_leaf.shape (one array out.shape + x.shape where both are arrays), as JAX's. `leads`:
+    the batch axes in front of every leaf of columns, out and x (vmaps around this one)."""
+    lead, out_lead, x_lead = leads
+    _, out_def, out_shapes, _ = _blocks(out, out_lead)
+    _, x_def, x_shapes, x_at = _blocks(x, x_lead)
+    blocks = []
+    for col, o_shape in zip(tree_flatten(columns)[0], out_shapes):
+        batch = tuple(jnp.shape(col))[:lead]
+        moved = jnp.moveaxis(col, lead, -1)  # batch + o_shape + (x elements,)
+        row = [jnp.reshape(_cut(moved, -1, a, b, len(x_shapes)), batch + o_shape + x_shape)
+               for x_shape, a, b in zip(x_shapes, x_at, x_at[1:])]
+        blocks.append(tree_unflatten(x_def, row))
+    return tree_unflatten(out_def, blocks)
+
+
+def columns_of_jacobian(jac, out, x, leads: tuple = (0, 0, 0)):
+    """The transpose of jacobian_from_columns: a Jacobian (or its cotangent) back as one
+    tree like `out` whose leaves hold rows indexed by x's elements."""
+    lead, out_lead, x_lead = leads
+    _, out_def, out_shapes, _ = _blocks(out, out_lead)
+    _, _, x_shapes, _ = _blocks(x, x_lead)
+    blocks = tree_flatten(jac)[0]
+    columns = []
+    for j, o_shape in enumerate(out_shapes):
+        parts = []
+        for k, x_shape in enumerate(x_shapes):
+            block = blocks[j * len(x_shapes) + k]
+            batch = tuple(jnp.shape(block))[:lead]
+            parts.append(jnp.reshape(block, batch + o_shape + (_count(x_shape),)))
+        joined = parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=-1)
+        columns.append(jnp.moveaxis(joined, -1, lead))
+    return tree_unflatten(out_def, columns)
+
+
+def jacobian_from_rows(rows, out, x, leads: tuple = (0, 0, 0)):
+    """A batched backward pass's results (a tree like `x`, each leaf's rows indexed by out's
+    elements) as the Jacobian, shaped as jacobian_from_columns's."""
+    lead, out_lead, x_lead = leads
+    _, out_def, out_shapes, out_at = _blocks(out, out_lead)
+    _, x_def, x_shapes, _ = _blocks(x, x_lead)
+    leaves = tree_flatten(rows)[0]
+    blocks = []
+    for o_shape, a, b in zip(out_shapes, out_at, out_at[1:]):
+        row = []
+        for leaf, x_shape in zip(leaves, x_shapes):
+            batch = tuple(jnp.shape(leaf))[:lead]
+            part = _cut(leaf, lead, a, b, len(out_shapes))
+            row.append(jnp.reshape(part, batch + o_shape + x_shape))
+        blocks.append(tree_unflatten(x_def, row))
+    return tree_unflatten(out_def, blocks)
+
+
+def rows_of_jacobian(jac, out, x, leads: tuple = (0, 0, 0)):
+    """The transpose of jacobian_from_rows: a Jacobian (or its cotangent) back as one tree
+    like `x` whose leaves hold rows indexed by out's elements."""
+    lead, out_lead, x_lead = leads
+    _, _, out_shapes, _ = _blocks(out, out_lead)
+    _, x_def, x_shapes, _ = _blocks(x, x_lead)
+    blocks = tree_flatten(jac)[0]
+    rows = []
+    for k, x_shape in enumerate(x_shapes):
+        parts = []
+        for j, o_shape in enumerate(out_shapes):
+            block = blocks[j * len(x_shapes) + k]
+            batch = tuple(jnp.shape(block))[:lead]
+            parts.append(jnp.reshape(block, batch + (_count(o_shape),) + x_shape))
+        rows.append(parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=lead))
+    return tree_unflatten(x_def, rows)
+
+
+def _cut(a, axis: int, start: int, stop: int, pieces: int):
+    """a[..., start:stop, ...] along `axis`; all of `a` where it is the only piece."""
+    if pieces == 1:
+        return a
+    index = [slice(None)] * len(jnp.shape(a))
+    index[axis] = slice(start, stop)
+    return a[tuple(index)]
+
+
+def _count(shape: tuple) -> int:
+    return int(np.prod(shape, dtype=np.int64))

@@ -26,6 +26,8 @@ CASES = [
     ("while_halving", "grad"),    # a while loop with a data-dependent trip count
     ("branch_if_else", "grad"),   # a branch reversed by the same condition
     ("calls_helper", "grad"),     # calls to the user's other functions
+    ("sum_logistic", "jacfwd"),   # a Jacobian: one jvp batched over the standard basis
+    ("dict_output", "jacrev"),    # one backward pass batched over a dict result's basis
 ]
 
 

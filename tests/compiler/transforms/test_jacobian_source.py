@@ -1,7 +1,7 @@
-"""jacfwd's source is built for the argument it is called on: one batched jvp for an array,
-the loop over basis vectors for a pytree, and no run-time `vm.is_array` branch in either.
-Read with no argument at hand (`redraft.emit`) it is built for the most general argument,
-a pytree: the loop, with no branch either."""
+"""A Jacobian's source is one batched jvp (jacfwd) or backward pass (jacrev) over the
+standard basis, for an array argument as for a pytree, with no run-time `vm.is_array`
+branch; where vmap refuses the derivative, the loop over basis vectors, and its docstring
+says why."""
 import numpy as np
 
 import redraft
@@ -19,20 +19,21 @@ def g(p):
 
 
 def test_source_for_an_array_is_one_batched_jvp():
-    source = _built_jacobian(f, 0, True, True).__redraft_source__
+    source = _built_jacobian(f, 0, True).__redraft_source__
     assert "is_array" not in source and "if " not in source and "for " not in source
-    assert "f_jvp_batched" in source
+    assert "f_jvp_batched" in source and "ad.standard_basis(x)" in source
 
 
-def test_source_for_a_pytree_is_the_loop_alone():
-    source = _built_jacobian(g, 0, True, False).__redraft_source__
-    assert "is_array" not in source and "if " not in source and "for " in source
-    assert "_jvp_batched" not in source
+def test_source_for_a_pytree_is_one_batched_jvp_too():
+    source = _built_jacobian(g, 0, True).__redraft_source__
+    assert "is_array" not in source and "if " not in source and "for " not in source
+    assert "g_jvp_batched" in source
 
 
-def test_emit_with_no_argument_is_the_loop_with_no_run_time_choice():
-    source = redraft.emit(f, "jacfwd")
-    assert "is_array" not in source and "if " not in source and "for " in source
+def test_emit_is_the_batched_form_with_no_run_time_choice():
+    for mode in ("jacfwd", "jacrev"):
+        source = redraft.emit(f, mode)
+        assert "is_array" not in source and "if " not in source and "for " not in source
 
 
 def test_jacobians_match_finite_differences():

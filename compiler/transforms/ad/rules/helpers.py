@@ -71,7 +71,8 @@ defvjp(ad.attr_tangent, lambda ct, ans, obj, obj_dot, name: ad.attr_add(obj, nam
        argnames=("obj_dot",))
 defstatic(ad.attr_tangent, "obj", "name")
 
-for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.size, ad.pick_first,
+for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.standard_basis,
+            ad.size, ad.pick_first,
             ad.inside, ad.zero_mask, ad.zero_mask_or, ad.zero_mask_and,
             ad.unbroadcast_zero_mask, ad.zero_indicator, ad.indicator_zero,
             ad.set_survivors):
@@ -97,11 +98,32 @@ defstatic(ad.dot_rhs_bar, "b")
 defstatic(ad.matmul_lhs_bar, "a")
 defstatic(ad.matmul_rhs_bar, "b")
 defnondiff(ad.argext_mask, "piecewise constant in its arguments")
+defnondiff(ad.custom_vjp_tangent, "it raises: forward mode has no tangent to give")
 
 defjvp(ad.stack_jacobian, lambda rows_dot, ans, rows, out, x, rows_first=True:
        ad.stack_jacobian(rows_dot, out, x, rows_first))
 defvjp(ad.stack_jacobian, lambda ct, ans, rows, out, x, rows_first=True:
        ad.unstack_jacobian(ct, rows, out, x, rows_first))
+# a Jacobian read from batched columns (rows) and back: linear maps, each the other's transpose
+for _op in (ad.jacobian_from_columns, ad.columns_of_jacobian, ad.jacobian_from_rows,
+            ad.rows_of_jacobian):
+    defstatic(_op, "out", "x", "leads")
+defjvp(ad.jacobian_from_columns, lambda c_dot, ans, columns, out, x, leads=(0, 0, 0):
+       ad.jacobian_from_columns(c_dot, out, x, leads))
+defvjp(ad.jacobian_from_columns, lambda ct, ans, columns, out, x, leads=(0, 0, 0):
+       ad.columns_of_jacobian(ct, out, x, leads))
+defjvp(ad.columns_of_jacobian, lambda j_dot, ans, jac, out, x, leads=(0, 0, 0):
+       ad.columns_of_jacobian(j_dot, out, x, leads))
+defvjp(ad.columns_of_jacobian, lambda ct, ans, jac, out, x, leads=(0, 0, 0):
+       ad.jacobian_from_columns(ct, out, x, leads))
+defjvp(ad.jacobian_from_rows, lambda r_dot, ans, rows, out, x, leads=(0, 0, 0):
+       ad.jacobian_from_rows(r_dot, out, x, leads))
+defvjp(ad.jacobian_from_rows, lambda ct, ans, rows, out, x, leads=(0, 0, 0):
+       ad.rows_of_jacobian(ct, out, x, leads))
+defjvp(ad.rows_of_jacobian, lambda j_dot, ans, jac, out, x, leads=(0, 0, 0):
+       ad.rows_of_jacobian(j_dot, out, x, leads))
+defvjp(ad.rows_of_jacobian, lambda ct, ans, jac, out, x, leads=(0, 0, 0):
+       ad.jacobian_from_rows(ct, out, x, leads))
 defstatic(vm.rows_to_tree_jacobian, "out", "x")
 defjvp(vm.rows_to_tree_jacobian, lambda rows_dot, ans, rows, out, x:
        vm.rows_to_tree_jacobian(rows_dot, out, x))

@@ -50,7 +50,12 @@ def _basis(b):
 
 
 def _size(b):
-    return ir.Call(vm_ref("size"), (b.arg("x"), ir.Const(1))), bt.U
+    """One example's size (a pytree's: its leaves', each made batched)."""
+    lead = static_or_none(b, "lead", 0)
+    if lead is ...:
+        return loop(b)
+    x = b.to_batched(b.arg("x"), b.type("x"))
+    return b.rebuild(x=x, lead=lead + 1), bt.U
 
 
 def _shape_of(b):
@@ -246,6 +251,51 @@ defbatch(ad.pick_first, elementwise(static=("ties_first",)))
 defbatch(ad.inside, elementwise())
 defbatch(ad.dot_general_lhs_bar, _dot_general_bar("dot_general_lhs_bar", "lhs", True))
 defbatch(ad.dot_general_rhs_bar, _dot_general_bar("dot_general_rhs_bar", "rhs", False))
+
+
+
+def _standard_basis(b):
+    """One example's basis: every example's is the same."""
+    lead = static_or_none(b, "lead", 0)
+    if lead is ... or not b.batched("x"):
+        return b.call, bt.U
+    x = b.to_batched(b.arg("x"), b.type("x"))
+    return b.rebuild(x=x, lead=lead + 1), bt.U
+
+
+def _jacobian_blocks(data: str, data_like: str, result_like: str):
+    """Rule of jacobian_from_columns and its kin: one more batch axis in front of the leaves
+    of each batched argument (`leads` counts them), an argument batched in part made
+    batched in every leaf. `data` is the columns, rows or Jacobian argument; `data_like`
+    and `result_like` say which of out, x ("both": a tree like out of trees like x) the
+    data and the result are shaped like, so that the result's type is B where it is one
+    array (TREE else)."""
+    names = (data, "out", "x")
+
+    def rule(b):
+        leads = static_or_none(b, "leads", (0, 0, 0))
+        if not any(b.batched(n) for n in names):
+            return b.call, bt.U
+        if leads is ...:
+            return loop(b, "any")
+        args = {n: b.to_batched(b.arg(n), b.type(n)) for n in names if b.batched(n)}
+        new_leads = tuple(k + 1 if b.batched(n) else k for n, k in zip(names, leads))
+        call = b.rebuild(leads=new_leads, **args)
+        if not b.batched(data):  # the same Jacobian for every example
+            return call, bt.U
+        one = {n: b.type(n) is bt.B for n in names}
+        out_array = one["out"] or (one[data] and data_like in ("out", "both"))
+        x_array = one["x"] or (one[data] and data_like in ("x", "both"))
+        array = {"out": out_array, "x": x_array, "both": out_array and x_array}[result_like]
+        return call, bt.B if array else bt.TREE
+    return rule
+
+
+defbatch(ad.standard_basis, _standard_basis)
+defbatch(ad.jacobian_from_columns, _jacobian_blocks("columns", "out", "both"))
+defbatch(ad.jacobian_from_rows, _jacobian_blocks("rows", "x", "both"))
+defbatch(ad.columns_of_jacobian, _jacobian_blocks("jac", "both", "out"))
+defbatch(ad.rows_of_jacobian, _jacobian_blocks("jac", "both", "x"))
 
 
 # every other public helper: through its source when Core can express it, else by a loop
