@@ -58,6 +58,14 @@ def install_callback(symbol: str, prototype: type, function) -> None:
             _CALLBACKS[symbol] = thunk
 
 
+def define_symbol(symbol: str, address: int) -> None:
+    """Make `symbol` name `address` for modules compiled from now on (process-wide: every
+    caller picks a name of its own)."""
+    with LLVM_LOCK:
+        _initialise()
+        llvm.add_symbol(symbol, address)
+
+
 def new_host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
     """A fresh target machine for this CPU: host triple, CPU name and features.
 

@@ -73,7 +73,7 @@ def compile_entry(export: Export, index: int, symbol: str) -> Entry:
         times["passes"] = time.perf_counter() - start
         start = time.perf_counter()
         _check_no_print(ir_fn, export, label)
-        lowered = lower_function(ir_fn, name=symbol)
+        lowered = lower_function(ir_fn, name=symbol, standalone=True)
         internalise(lowered.module, {symbol})
         with llvm_lock():
             llmod = parse(lowered.module)

@@ -5,8 +5,9 @@ the entry's shared library with ctypes and builds the same runner the LLVM backe
 (no staging, no passes, no LLVM). `remember` saves a fresh compilation in a background
 thread (object code and a `cc` link cost tens of milliseconds that the caller need not
 wait for); the process waits for pending saves at exit. Functions whose code calls back
-into Python (print), that ran on the interpreter, or whose dependencies cannot be
-fingerprinted are not saved. Entries call the thread pool and the matmul kernels in the
+into Python (print), that ran on the interpreter, that read a large constant (over 64 KiB:
+it is not in the module's code) or whose dependencies cannot be fingerprinted are not
+saved. Entries call the thread pool and the matmul kernels in the
 kernel library (kernel_library.py), shared by all entries of a process and by the JIT.
 """
 from __future__ import annotations
@@ -122,6 +123,8 @@ def remember(key: str, compiled) -> None:
     machine = getattr(getattr(runner, "compiled", None), "llvm_module", None)
     if compiled.backend != "llvm" or machine is None:
         return
+    if getattr(runner.compiled, "constants", None):
+        return  # large constants live in this process's memory, not in the module
     try:
         meta = _metadata(compiled)
     except ValueError:

@@ -56,19 +56,24 @@ __all__ = [
 RunnerFn = Callable[[list], list]
 
 
-def lower_function(fn: Function, name: str = "redraft_main") -> LoweredFunction:
-    """The LLVM module for `fn` (raises Unsupported for what this backend cannot lower)."""
+def lower_function(fn: Function, name: str = "redraft_main",
+                   standalone: bool = False) -> LoweredFunction:
+    """The LLVM module for `fn` (raises Unsupported for what this backend cannot lower).
+    `standalone`: every constant is in the module (a build's object file); otherwise large
+    ones are external symbols that `MachineCode(lowered.module, lowered.constants)`
+    defines."""
     ensure_runtime()
     _install_callbacks()
     module = ir.Module(name=f"redraft_{fn.name}")
-    return FunctionLowering(Function(fn.name, fn.body, dict(fn.meta)), module, name).lower()
+    return FunctionLowering(Function(fn.name, fn.body, dict(fn.meta)), module, name,
+                            external_constants=not standalone).lower()
 
 
 def compile_ir(fn: Function) -> RunnerFn | None:
     """A runner for `fn` on host arrays, or None if some primitive cannot be lowered."""
     try:
         lowered = lower_function(fn)
-        compiled = MachineCode(lowered.module)
+        compiled = MachineCode(lowered.module, lowered.constants)
     except Unsupported:
         if os.environ.get("REDRAFT_LLVM_STRICT") == "2":
             raise
@@ -85,7 +90,7 @@ def compile_ir(fn: Function) -> RunnerFn | None:
 def llvm_ir(fn: Function, optimised: bool = True) -> str:
     """The LLVM IR text of `fn`'s module (after the optimisation pipeline unless told
     otherwise)."""
-    lowered = lower_function(fn)
+    lowered = lower_function(fn, standalone=True)
     if not optimised:
         return str(lowered.module)
     llmod = parse(lowered.module)
@@ -95,4 +100,4 @@ def llvm_ir(fn: Function, optimised: bool = True) -> str:
 
 def assembly(fn: Function) -> str:
     """Host assembly of `fn`'s compiled module."""
-    return MachineCode(lower_function(fn).module).assembly()
+    return MachineCode(lower_function(fn, standalone=True).module).assembly()

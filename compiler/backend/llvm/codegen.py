@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 
 import llvmlite.binding as llvm
+import numpy as np
 from llvmlite import ir
-from redraft.kernels.jit_host import CompiledModule, host_target_machine, prepare_module
+from redraft.kernels.jit_host import (CompiledModule, define_symbol, host_target_machine,
+                                      prepare_module)
 
 SHORT_PIPELINE = ("always_inliner", "sroa", "instruction_combine", "simplify_cfg")
 SMALL_MODULE = 800   # instructions up to which O2 is worth its compile time
@@ -70,7 +72,10 @@ class MachineCode(CompiledModule):
     """A lowered function's module compiled with this backend's pipeline, alive as long as
     this object is."""
 
-    def __init__(self, module: ir.Module):
+    def __init__(self, module: ir.Module, constants: dict[str, np.ndarray] | None = None):
         level = opt_level(module)
+        self.constants = dict(constants or {})  # the data its external constants name
+        for name, data in self.constants.items():
+            define_symbol(name, data.ctypes.data)
         super().__init__(module, optimiser=lambda llmod: optimise(llmod, level),
                          codegen_options=LARGE_MODULE_CODEGEN if level == 0 else None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +33,11 @@ LOWERINGS: dict[str, Lowering] = {}
 COMPLEX_AWARE: set[str] = set()  # lowerings that take complex operands (they move, not compute)
 ON_HOST: list[Lowering] = []     # how an equation no lowering computes runs (host_kernels.py)
 STACK_WORKSPACE = 128 * 1024     # workspaces up to this size live on the caller's stack
+# constants larger than this are not written into the module's text (LLVM IR text of a
+# 16 MB captured array took ~1.5 s to print and parse): the code reads them where NumPy
+# holds them, through a symbol defined when the module is compiled
+EXTERNAL_CONSTANT_BYTES = 64 * 1024
+_EXTERNAL_NAMES = itertools.count(1)  # the symbols are process-wide: numbered once
 PYOBJECT_DATA_OFFSET = 16        # offsetof(PyArrayObject, data) on CPython builds
 
 
@@ -76,13 +82,17 @@ class LoweredFunction:
     workspace_bytes: int
     stack_workspace: bool
     keepalive: list = field(default_factory=list)
+    constants: dict[str, np.ndarray] = field(default_factory=dict)  # external symbol: data
 
 
 class FunctionLowering:
     """Lowers one IR function into `module`."""
 
-    def __init__(self, fn: Function, module: ir.Module, name: str):
+    def __init__(self, fn: Function, module: ir.Module, name: str,
+                 external_constants: bool = True):
         self.fn = fn
+        self.external_constants = external_constants  # False: a module that stands alone
+        self.constants: dict[str, np.ndarray] = {}
         self.module = module
         self.name = name
         self.live = Liveness(fn)
@@ -149,7 +159,8 @@ class FunctionLowering:
         if pyobject_offset_ok():  # only name_py is called: compile the body once, inlined
             self.func.linkage = "internal"
         return LoweredFunction(self.module, self.name, self.in_specs, self.out_specs,
-                               self.results, self.ws.size, stack, self.keepalive)
+                               self.results, self.ws.size, stack, self.keepalive,
+                               self.constants)
 
     def _emit_python_entry(self, stack: bool) -> None:
         """`name_py(PyObject* arrays...)`: read the data pointers and call the body."""
@@ -222,10 +233,15 @@ class FunctionLowering:
         data = np.ascontiguousarray(value)
         if dtype.kind == "b":
             data = data.astype(np.uint8)
-        raw = bytearray(data.tobytes())
-        ty = ir.ArrayType(I8, len(raw))
+        ty = ir.ArrayType(I8, data.nbytes)
+        if self.external_constants and data.nbytes > EXTERNAL_CONSTANT_BYTES:
+            name = f"redraft_const_data_{next(_EXTERNAL_NAMES)}"
+            g = ir.GlobalVariable(self.module, ty, name)  # a declaration: defined at compile
+            g.global_constant = True
+            self.constants[name] = np.array(data, copy=True)  # the caller's may change later
+            return View.contiguous(g, dtype, value.shape)
         g = ir.GlobalVariable(self.module, ty, self.cx.unique("redraft_const"))
-        g.initializer = ir.Constant(ty, raw)
+        g.initializer = ir.Constant(ty, bytearray(data.tobytes()))
         g.global_constant = True
         g.linkage = "internal"
         g.align = ALIGN

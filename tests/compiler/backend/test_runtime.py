@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from backend_util import check, compiled, sample
 from redraft.compiler.backend import interpret
-from redraft.compiler.backend.llvm import ArgumentError, assembly, compile_ir, llvm_ir
+from redraft.compiler.backend.llvm import (ArgumentError, assembly, compile_ir, llvm_ir,
+                                          lower_function)
 
 import redraft
 import redraft.numpy as jnp
@@ -159,3 +160,27 @@ def test_cli_as_a_command(tmp_path):
                          check=False)
     assert run.returncode == 0, run.stderr
     assert "define void @redraft_main" in run.stdout
+
+
+def test_a_large_captured_constant_is_read_in_place_not_written_into_the_module():
+    """A constant over 64 KiB is an external symbol of the module (printing 16 MB of IR
+    text took seconds), holding a copy: changing the captured array later changes
+    nothing, as in JAX; a standalone module (a build, llvm_ir) still holds the bytes."""
+    table = np.arange(200 * 100, dtype=np.float32).reshape(200, 100)
+
+    def f(w):
+        return jnp.tanh(table @ w) + table[:, 3]
+
+    w = np.linspace(-1, 1, 100).astype(np.float32) * 1e-3
+    fn = redraft.make_ir(f)(w)
+    lowered = lower_function(fn)
+    assert len(lowered.constants) == 1 and len(str(lowered.module)) < 100_000
+    assert len(llvm_ir(fn, optimised=False)) > 80_000
+    want = np.tanh(table @ w) + table[:, 3]
+    got = check(f, w, rtol=1e-5)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    jitted = redraft.jit(f)
+    jitted(w)
+    table[:] = 0.0
+    np.testing.assert_allclose(jitted(w), want, rtol=1e-5)
+
