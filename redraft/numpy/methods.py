@@ -9,7 +9,8 @@ import functools
 import numpy as np
 
 from redraft.runtime import dtypes
-from redraft.runtime.array import Array, install_index_modes, install_numpy_api, wrap_host
+from redraft.runtime.array import (Array, install_index_modes, install_numpy_api,
+                                   recorder_in, wrap_host)
 from redraft.runtime.convert import as_array
 
 
@@ -17,6 +18,19 @@ def _swap(fn):
     def reflected(self, other):
         return fn(other, self)
     return reflected
+
+
+_OPERANDS = (Array, float, int, bool)  # operands that never record (checked first: cheap)
+
+
+def _operator(fn):
+    """`self <op> other`; NotImplemented where `other` records operations (a tracer of a
+    function traced for lack of source), so that its reflected operator records this one."""
+    def forward(self, other):
+        if type(other) not in _OPERANDS and recorder_in(other) is not None:
+            return NotImplemented
+        return fn(self, other)
+    return forward
 
 
 def _astype(self, dtype, copy: bool = False) -> Array:
@@ -86,12 +100,12 @@ def install_methods(jnp) -> None:
         "divmod": jnp.divmod,
     }
     for name, fn in binary.items():
-        setattr(Array, f"__{name}__", lambda self, other, fn=fn: fn(self, other))
+        setattr(Array, f"__{name}__", _operator(fn))
         setattr(Array, f"__r{name}__", _swap(fn))
     comparisons = {"eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal,
                    "gt": jnp.greater, "ge": jnp.greater_equal}
     for name, fn in comparisons.items():
-        setattr(Array, f"__{name}__", lambda self, other, fn=fn: fn(self, other))
+        setattr(Array, f"__{name}__", _operator(fn))
     Array.__neg__ = lambda self: jnp.negative(self)
     Array.__pos__ = lambda self: self
     Array.__abs__ = lambda self: jnp.absolute(self)

@@ -77,6 +77,20 @@ def test_concrete_arrays_indexed_and_updated_by_traced_values():
     np.testing.assert_allclose(redraft.grad(lambda v: placed(v)[2])(x), [3, 3, 3])
 
 
+def test_concrete_array_operators_with_traced_values():
+    """A concrete redraft array on the left of an operator whose right side is traced
+    defers to the tracer's reflected operator (it raised ConcretizationTypeError)."""
+    a = jnp.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    f = exec_function("def f(b):\n    return jnp.sum(a @ b) + jnp.sum(a[0] < b) - jnp.sum("
+                      "a[1] ** b)\n", "f", a=a)
+    b = np.array([0.5, 1.0, 2.0], np.float32)
+    an = np.asarray(a)
+    want = np.sum(an @ b) + np.sum(an[0] < b) - np.sum(an[1] ** b)
+    np.testing.assert_allclose(redraft.jit(f)(b), want, rtol=1e-5)
+    np.testing.assert_allclose(redraft.grad(f)(b), an.sum(0) - an[1] ** b * np.log(an[1]),
+                               rtol=1e-5)
+
+
 def test_exec_function_jvp_vjp_hessian():
     f = exec_function(ENERGY, "energy")
     v = np.array([1.0, 0.5, -2.0], np.float32)
