@@ -17,6 +17,7 @@ from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # 
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
 from redraft.custom_gradient import custom_gradient  # noqa: F401
+from redraft.compiler.primitives.control import closure_convert  # noqa: F401
 from redraft.vmap import vmap  # noqa: F401
 lax.stop_gradient = stop_gradient  # handed down: jax.lax.stop_gradient is this same function
 # lax.igamma, zeta, betainc, ...: computed beside redraft.scipy.special's forms, handed down
@@ -24,6 +25,10 @@ from redraft.scipy.special_functions import lax_forms as _lax_forms  # noqa: E40
 for _name in _lax_forms.__all__:
     setattr(lax, _name, getattr(_lax_forms, _name))
 lax.__all__ = sorted(set(lax.__all__) | set(_lax_forms.__all__))
+# lax.custom_root, custom_linear_solve: their rules call jvp and vjp, so they come after them
+from redraft.lax import solves as _solves  # noqa: E402
+lax.custom_linear_solve, lax.custom_root = _solves.custom_linear_solve, _solves.custom_root
+lax.__all__ = sorted(set(lax.__all__) | set(_solves.__all__))
 from redraft.export import export  # noqa: F401
 from redraft import debug, nn, tree  # noqa: F401
 from redraft.abstract import ShapeDtypeStruct, eval_shape, typeof  # noqa: F401

@@ -234,5 +234,63 @@ def map_(lw, node, out: list) -> ir.Atom:
     return _scan_loop(lw, node, out, fn, xs, ir.Const(None), ir.Const(False), None)
 
 
+def closure_convert(lw, node, out: list) -> ir.Atom:
+    """`closure_convert(f, *example_args)` of a local function: the lifted function (its
+    captured values are its trailing parameters) and the list of those values; any other
+    function value comes back as it is, with no values."""
+    from redraft.compiler.frontend.local_functions import LocalFunction
+    args = _args(node, 1, "closure_convert", lw)
+    fn = _function_arg(lw, args[0], out)
+    if isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction):
+        local = fn.value
+        consts = lw.emit(out, node, ir.List(tuple(ir.Var(n) for n in local.captured)))
+        return lw.emit(out, node, ir.Tuple((ir.Ref(local.function, local.name), consts)))
+    consts = lw.emit(out, node, ir.List(()))
+    return lw.emit(out, node, ir.Tuple((fn, consts)))
+
+
+def packed_closure(lw, node, out: list) -> ir.Atom:
+    """`packed_closure(f)` of a local function capturing c0..cn: a function `packed(x, consts)`
+    calling the lifted function as `lifted(x, consts[0], ..., consts[n])`, and the tuple of
+    the captured values; any other function comes back as `packed(x, consts) = f(x)`."""
+    from redraft.compiler.frontend.local_functions import LocalFunction
+    args = _args(node, 1, "packed_closure", lw)
+    fn = _function_arg(lw, args[0], out)
+    if isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction):
+        local = fn.value
+        consts = lw.emit(out, node, ir.Tuple(tuple(ir.Var(n) for n in local.captured)))
+        packed = packed_function(local.function, len(local.captured), local.name)
+        return lw.emit(out, node, ir.Tuple((ir.Ref(packed, packed.__name__), consts)))
+    packed = lw.emit(out, node, ir.Call(ir.Ref(lax_control.packed_closure, "packed_closure"),
+                                        (fn,)))
+    return packed
+
+
+_PACKED: dict[int, object] = {}
+
+
+def packed_function(lifted, count: int, name: str):
+    """The CoreFunction `packed(x, consts)` of a lifted function with `count` captured
+    values, made once per lifted function (kept alive with it)."""
+    from redraft.compiler.core.core_function import CoreFunction
+    made = _PACKED.get(id(lifted))
+    if made is not None and made[0] is lifted:
+        return made[1]
+    body: list[ir.Stmt] = []
+    items = []
+    for k in range(count):
+        body.append(ir.Assign((f"c{k}",), ir.Call(GETITEM, (ir.Var("consts"), ir.Const(k)))))
+        items.append(ir.Var(f"c{k}"))
+    body.append(ir.Assign(("out",), ir.Call(ir.Ref(lifted, name), (ir.Var("x"),) + tuple(items))))
+    body.append(ir.Return(ir.Var("out")))
+    core = lifted.__redraft_transformable__()
+    function = CoreFunction(ir.Function(f"{name}_packed", ("x", "consts"), body, (),
+                                        core.filename, core.firstline))
+    _PACKED[id(lifted)] = (lifted, function)
+    return function
+
+
 LOWERINGS: dict[str, Callable] = {"fori_loop": fori_loop, "while_loop": while_loop,
-                                  "cond": cond, "switch": switch, "scan": scan, "map": map_}
+                                  "cond": cond, "switch": switch, "scan": scan, "map": map_,
+                                  "closure_convert": closure_convert,
+                                  "packed_closure": packed_closure}

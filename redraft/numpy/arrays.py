@@ -333,7 +333,7 @@ def dsplit(ary, indices_or_sections) -> list[Array]:
 # ---- padding -------------------------------------------------------------------------------
 
 _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
-_PAD_MODES = ("constant", "empty", "maximum", "minimum") + _INDEX_MODES
+_PAD_MODES = ("constant", "empty", "maximum", "minimum", "mean", "linear_ramp") + _INDEX_MODES
 
 
 def _pad_pairs(widths, ndim: int, what: str) -> list[tuple]:
@@ -389,13 +389,61 @@ def _pad_statistic(x: Array, widths, mode: str) -> Array:
     return x
 
 
+def _pad_mean(x: Array, widths) -> Array:
+    """'mean': fill each side with the mean along the padded axis (integers rounded to
+    the nearest, as NumPy and JAX do)."""
+    for axis, (lo, hi) in enumerate(widths):
+        if lo == hi == 0:
+            continue
+        mean = reductions.mean(x, axis=axis, keepdims=True)
+        if np.issubdtype(x.dtype, np.integer):
+            mean = ufuncs.round(mean)
+        edge = cast(mean, x.dtype)
+        pieces = [tile(edge, _reps(x.ndim, axis, lo)), x, tile(edge, _reps(x.ndim, axis, hi))]
+        x = lax_shape.concatenate(pieces, axis)
+    return x
+
+
+def _pad_linear_ramp(x: Array, widths, end_values) -> Array:
+    """'linear_ramp': each side runs linearly from its end value (outermost) to the edge
+    value of the array, as NumPy's linspace without its endpoint."""
+    ends = _pad_pairs(end_values, x.ndim, "end_values")
+    for axis, ((lo, hi), (end_lo, end_hi)) in enumerate(zip(widths, ends)):
+        if lo == hi == 0:
+            continue
+        n = x.shape[axis]
+        if n == 0:
+            raise ValueError(f"pad: cannot extend empty axis {axis} in mode 'linear_ramp'")
+        pieces = [x]
+        if lo:
+            steps = np.arange(lo) / lo
+            pieces.insert(0, _ramp(_axis_slice(x, axis, 0, 1), end_lo, steps, axis))
+        if hi:
+            steps = np.arange(hi)[::-1] / hi
+            pieces.append(_ramp(_axis_slice(x, axis, n - 1, n), end_hi, steps, axis))
+        x = lax_shape.concatenate(pieces, axis)
+    return x
+
+
+def _ramp(edge: Array, end, steps: np.ndarray, axis: int) -> Array:
+    """end + (edge - end) * steps along `axis`, in `edge`'s dtype (computed in floating
+    point for integers, then truncated as NumPy's linspace casts)."""
+    compute = edge.dtype if np.issubdtype(edge.dtype, np.inexact) else np.float32
+    shape = tuple(len(steps) if d == axis else 1 for d in range(edge.ndim))
+    t = as_array(steps.reshape(shape).astype(compute))
+    start = cast(as_array(end), compute)
+    ramp = ufuncs.add(start, ufuncs.multiply(ufuncs.subtract(cast(edge, compute), start), t))
+    return cast(ramp, edge.dtype)
+
+
 def _reps(ndim: int, axis: int, count: int) -> tuple[int, ...]:
     return tuple(count if i == axis else 1 for i in range(ndim))
 
 
 def pad(array, pad_width, mode: str = "constant", *, constant_values=0,
-        reflect_type: str = "even", stat_length=None) -> Array:
-    """Pad with a constant, the edge values, a reflection, or a wrap-around copy."""
+        reflect_type: str = "even", stat_length=None, end_values=0) -> Array:
+    """Pad with a constant, the edge values, a linear ramp, a statistic, a reflection, or a
+    wrap-around copy."""
     x = as_array(array)
     widths = [(int(lo), int(hi)) for lo, hi in _pad_pairs(pad_width, x.ndim, "pad_width")]
     if any(w < 0 for pair in widths for w in pair):
@@ -406,10 +454,14 @@ def pad(array, pad_width, mode: str = "constant", *, constant_values=0,
         return _pad_constant(x, widths, constant_values)
     if mode == "empty":
         return _pad_constant(x, widths, 0)
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(x, widths, end_values)
     if stat_length is not None:
         raise NotImplementedError("pad: stat_length is not supported")
     if mode in ("maximum", "minimum"):
         return _pad_statistic(x, widths, mode)
+    if mode == "mean":
+        return _pad_mean(x, widths)
     return _pad_by_index(x, widths, mode, reflect_type)
 
 
