@@ -48,6 +48,10 @@ from redraft.array_creation import (copy_to_host_async, make_array_from_callback
                                     make_array_from_process_local_data,
                                     make_array_from_single_device_arrays)
 from redraft.environment import clear_caches, print_environment_info  # noqa: F401
+from redraft.config_contexts import (  # noqa: F401
+    allow_f16_reductions, array_garbage_collection_guard, check_tracer_leaks, debug_key_reuse,
+    default_prng_impl, enable_checks, enable_custom_prng, jax2tf_associative_scan_reductions,
+    legacy_prng_key, softmax_custom_jvp, thread_guard, threefry_partitionable)
 from redraft.config_contexts import (debug_infs, debug_nans, live_arrays,  # noqa: F401
                                      numpy_dtype_promotion, numpy_rank_promotion,
                                      transfer_guard, transfer_guard_device_to_device,
@@ -56,6 +60,9 @@ from redraft.config_contexts import (debug_infs, debug_nans, live_arrays,  # noq
 from redraft.ad_extras import checkpoint_policies, float0, fwd_and_bwd  # noqa: F401
 from redraft.refs import Ref, ds, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 from redraft import sharding  # noqa: F401
+from redraft.sharding import NamedSharding, P, make_mesh  # noqa: F401
+lax.with_sharding_constraint = sharding.with_sharding_constraint
+lax.__all__ = sorted(set(lax.__all__) | {"with_sharding_constraint"})
 from redraft import ops  # noqa: F401
 from redraft import image  # noqa: F401
 
