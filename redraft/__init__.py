@@ -17,7 +17,7 @@ from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # 
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
 from redraft.custom_gradient import custom_gradient  # noqa: F401
-from redraft.compiler.primitives.control import closure_convert  # noqa: F401
+from redraft.closures import closure_convert  # noqa: F401
 from redraft.vmap import vmap  # noqa: F401
 lax.stop_gradient = stop_gradient  # handed down: jax.lax.stop_gradient is this same function
 # lax.igamma, zeta, betainc, ...: computed beside redraft.scipy.special's forms, handed down

@@ -23,12 +23,18 @@ APPEND = ir.Ref(helpers.append, "append")
 GETITEM = ir.Ref(operator.getitem, "[]")
 
 
+CLOSURES_MODULE = "redraft.closures"
+
+
 def lowering_for(value) -> Callable | None:
-    """The lowering of a lax control-flow function (or of functools.reduce), if `value` is
-    one."""
+    """The lowering of a lax control-flow function (or of functools.reduce, or of
+    closure_convert / packed_closure), if `value` is one."""
     if value is functools.reduce:
         return reduce
-    if getattr(value, "__module__", None) != CONTROL_MODULE:
+    module = getattr(value, "__module__", None)
+    if module == CLOSURES_MODULE:
+        return CLOSURE_LOWERINGS.get(getattr(value, "__name__", ""))
+    if module != CONTROL_MODULE:
         return None
     return LOWERINGS.get(getattr(value, "__name__", ""))
 
@@ -234,36 +240,42 @@ def map_(lw, node, out: list) -> ir.Atom:
     return _scan_loop(lw, node, out, fn, xs, ir.Const(None), ir.Const(False), None)
 
 
-def closure_convert(lw, node, out: list) -> ir.Atom:
+def closure_convert(lw, node, out: list) -> ir.Atom | None:
     """`closure_convert(f, *example_args)` of a local function: the lifted function (its
-    captured values are its trailing parameters) and the list of those values; any other
-    function value comes back as it is, with no values."""
-    from redraft.compiler.frontend.local_functions import LocalFunction
-    args = _args(node, 1, "closure_convert", lw)
-    fn = _function_arg(lw, args[0], out)
-    if isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction):
-        local = fn.value
-        consts = lw.emit(out, node, ir.List(tuple(ir.Var(n) for n in local.captured)))
-        return lw.emit(out, node, ir.Tuple((ir.Ref(local.function, local.name), consts)))
-    consts = lw.emit(out, node, ir.List(()))
-    return lw.emit(out, node, ir.Tuple((fn, consts)))
+    captured values are its trailing parameters) and the list of those values. Any other
+    function is left to the call of redraft.closures.closure_convert (None)."""
+    local = _local_function(lw, node, "closure_convert", out)
+    if local is None:
+        return None
+    consts = lw.emit(out, node, ir.List(tuple(ir.Var(n) for n in local.captured)))
+    return lw.emit(out, node, ir.Tuple((ir.Ref(local.function, local.name), consts)))
 
 
-def packed_closure(lw, node, out: list) -> ir.Atom:
+def packed_closure(lw, node, out: list) -> ir.Atom | None:
     """`packed_closure(f)` of a local function capturing c0..cn: a function `packed(x, consts)`
     calling the lifted function as `lifted(x, consts[0], ..., consts[n])`, and the tuple of
-    the captured values; any other function comes back as `packed(x, consts) = f(x)`."""
+    the captured values. Any other function is left to the call of
+    redraft.closures.packed_closure (None)."""
+    local = _local_function(lw, node, "packed_closure", out)
+    if local is None:
+        return None
+    consts = lw.emit(out, node, ir.Tuple(tuple(ir.Var(n) for n in local.captured)))
+    packed = packed_function(local.function, len(local.captured), local.name)
+    return lw.emit(out, node, ir.Tuple((ir.Ref(packed, packed.__name__), consts)))
+
+
+def _local_function(lw, node, name: str, out: list):
+    """The local function a call's first argument names (its statements added to `out`),
+    or None, adding nothing, when it is not one."""
     from redraft.compiler.frontend.local_functions import LocalFunction
-    args = _args(node, 1, "packed_closure", lw)
-    fn = _function_arg(lw, args[0], out)
-    if isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction):
-        local = fn.value
-        consts = lw.emit(out, node, ir.Tuple(tuple(ir.Var(n) for n in local.captured)))
-        packed = packed_function(local.function, len(local.captured), local.name)
-        return lw.emit(out, node, ir.Tuple((ir.Ref(packed, packed.__name__), consts)))
-    packed = lw.emit(out, node, ir.Call(ir.Ref(lax_control.packed_closure, "packed_closure"),
-                                        (fn,)))
-    return packed
+    if not node.args or node.keywords:
+        return None
+    scratch: list = []
+    fn = _function_arg(lw, node.args[0], scratch)
+    if not (isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction)):
+        return None
+    out.extend(scratch)
+    return fn.value
 
 
 _PACKED: dict[int, object] = {}
@@ -291,6 +303,6 @@ def packed_function(lifted, count: int, name: str):
 
 
 LOWERINGS: dict[str, Callable] = {"fori_loop": fori_loop, "while_loop": while_loop,
-                                  "cond": cond, "switch": switch, "scan": scan, "map": map_,
-                                  "closure_convert": closure_convert,
-                                  "packed_closure": packed_closure}
+                                  "cond": cond, "switch": switch, "scan": scan, "map": map_}
+CLOSURE_LOWERINGS: dict[str, Callable] = {"closure_convert": closure_convert,
+                                          "packed_closure": packed_closure}

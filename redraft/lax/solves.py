@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from redraft.compiler.primitives.control import packed_closure
+from redraft.closures import packed_closure
 from redraft.compiler.transforms.calls.custom import custom_jvp, custom_vjp
 from redraft.runtime.pytree import tree_map
 from redraft.transforms import jvp, vjp
