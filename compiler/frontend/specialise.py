@@ -384,14 +384,16 @@ def bound_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
 
 def _bind_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
     from redraft.compiler.transforms.calls.custom import custom_vjp
-    if fn.fwd is None or fn.bwd is None or not all(
-            _source_function(f) for f in (fn.fun, fn.fwd, fn.bwd)):
+    rules = (fn.fun, fn.fwd, fn.bwd) + ((fn.jvp_rule,) if fn.jvp_rule is not None else ())
+    if fn.fwd is None or fn.bwd is None or not all(_read_by_source(f) for f in rules):
         return fn
     n = len(inspect_params(fn.fun))
     nondiff = sorted(i % n for i in fn.nondiff_argnums)
     made = custom_vjp(bound(fn.fun, known), nondiff_argnums=fn.nondiff_argnums)
     bwd_known = tuple((nondiff.index(i), v) for i, v in known if i in nondiff)
     made.defvjp(bound(fn.fwd, known), bound(fn.bwd, bwd_known) if bwd_known else fn.bwd)
+    if fn.jvp_rule is not None:  # a forward rule too (lax.custom_root's): it takes them alike
+        made.jvp_rule = bound(fn.jvp_rule, bwd_known) if bwd_known else fn.jvp_rule
     return made
 
 

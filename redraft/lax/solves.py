@@ -8,7 +8,7 @@ from the solver's iterations (JAX's contract):
   transpose_solve (given the transpose of matvec) and pulls -b_bar back through A_dot x.
 - custom_root(f, x0, solve, tangent_solve): x = solve(f, x0) with f(x) = 0. Forward mode
   solves J x_dot = -f_dot (J: f linearised in x at the root) with tangent_solve; reverse
-  mode is that rule transposed.
+  mode is that rule transposed (tangent_solve's own reverse mode in its right-hand side).
 
 The values the user's functions capture (the parameters the solution depends on) become
 one explicit argument, a tuple (packed_closure, closure_convert's form for a function of
@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Callable
 
 from redraft.closures import packed_closure
-from redraft.compiler.transforms.calls.custom import custom_jvp, custom_vjp
+from redraft.compiler.transforms.calls.custom import custom_vjp
+from redraft.numpy.creation import zeros_like
 from redraft.runtime.pytree import tree_map
 from redraft.transforms import jvp, vjp
 
@@ -35,11 +36,21 @@ def _first(out, has_aux: bool):
 
 
 def _negate(tree):
-    return tree_map(lambda t: -t, tree)
+    if isinstance(tree, (tuple, list, dict)):
+        return tree_map(lambda t: -t, tree)
+    return -tree
 
 
 def _subtract(a, b):
-    return tree_map(lambda u, v: u - v, a, b)
+    if isinstance(a, (tuple, list, dict)):
+        return tree_map(lambda u, v: u - v, a, b)
+    return a - b
+
+
+def _zeros_like(tree):
+    if isinstance(tree, (tuple, list, dict)):
+        return tree_map(zeros_like, tree)
+    return zeros_like(tree)
 
 
 # ---- custom_linear_solve ----------------------------------------------------------------------
@@ -51,8 +62,8 @@ def custom_linear_solve(matvec: Callable, b, solve: Callable,
     through `solve` again, reverse mode through `transpose_solve(vecmat, x_bar)` (`solve`
     itself when `symmetric`)."""
     packed, consts = packed_closure(matvec)
-    if symmetric:
-        transpose_solve = solve
+    if symmetric:  # each call passes the solvers themselves, so the rules know them
+        return _linear_solve(packed, solve, solve, has_aux, b, consts)
     return _linear_solve(packed, solve, transpose_solve, has_aux, b, consts)
 
 
@@ -71,8 +82,8 @@ def _linear_solve_bwd(matvec, solve, transpose_solve, has_aux, res, ct):
                         "differentiation of custom_linear_solve")
     x, consts = res
     x_bar = _first(ct, has_aux)
-    _, pull_x = vjp(lambda u: matvec(u, consts), x)
-    b_bar = _first(transpose_solve(lambda y: pull_x(y)[0], x_bar), has_aux)
+    vecmat = lambda y: vjp(lambda u: matvec(u, consts), x)[1](y)[0]  # noqa: E731
+    b_bar = _first(transpose_solve(vecmat, x_bar), has_aux)
     _, pull_consts = vjp(lambda c: matvec(x, c), consts)
     consts_bar = pull_consts(_negate(b_bar))[0]
     return b_bar, consts_bar
@@ -87,13 +98,8 @@ def _linear_solve_jvp(matvec, solve, transpose_solve, has_aux, primals, tangents
     rhs = _subtract(b_dot, matvec_dot)
     out_dot = _linear_solve(matvec, solve, transpose_solve, has_aux, rhs, consts)
     if has_aux:
-        return out, (out_dot[0], tree_map(_zero_tangent, out[1]))
+        return out, (out_dot[0], _zeros_like(out[1]))
     return out, out_dot
-
-
-def _zero_tangent(x):
-    from redraft.numpy import zeros_like
-    return zeros_like(x)
 
 
 _linear_solve = custom_vjp(_linear_solve, nondiff_argnums=(0, 1, 2, 3))
@@ -124,9 +130,28 @@ def _root_jvp(f, solve, tangent_solve, has_aux, primals, tangents):
     _, f_dot = jvp(lambda c: f(x, c), (consts,), (consts_dot,))
     x_dot = _negate(tangent_solve(lambda u: jvp(lambda y: f(y, consts), (x,), (u,))[1], f_dot))
     if has_aux:
-        return out, (x_dot, tree_map(_zero_tangent, out[1]))
+        return out, (x_dot, _zeros_like(out[1]))
     return out, x_dot
 
 
-_root = custom_jvp(_root, nondiff_argnums=(0, 1, 2, 3))
-_root.defjvp(_root_jvp)
+def _root_fwd(f, solve, tangent_solve, has_aux, guess, consts):
+    out = _root(f, solve, tangent_solve, has_aux, guess, consts)
+    return out, (guess, _first(out, has_aux), consts)
+
+
+def _root_bwd(f, solve, tangent_solve, has_aux, res, ct):
+    """The forward rule transposed: w = tangent_solve's transpose applied to x_bar (the
+    reverse mode of the linear map y -> tangent_solve(g, y)), then consts_bar = -w J_c."""
+    guess, x, consts = res
+    x_bar = _first(ct, has_aux)
+    _, pull_solve = vjp(lambda y: tangent_solve(
+        lambda u: jvp(lambda z: f(z, consts), (x,), (u,))[1], y), x)
+    w = pull_solve(x_bar)[0]
+    _, pull_consts = vjp(lambda c: f(x, c), consts)
+    consts_bar = pull_consts(_negate(w))[0]
+    return _zeros_like(guess), consts_bar
+
+
+_root = custom_vjp(_root, nondiff_argnums=(0, 1, 2, 3))
+_root.defvjp(_root_fwd, _root_bwd)
+_root.jvp_rule = _root_jvp

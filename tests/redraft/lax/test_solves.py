@@ -46,6 +46,39 @@ def test_linear_solve_forward_mode():
     np.testing.assert_allclose(out_dot, -B * d_dot / D ** 2, rtol=1e-6)
 
 
+def test_linear_solve_batched_gradient():
+    ds = np.stack([D, 2 * D])
+    d_bar = redraft.vmap(redraft.grad(loss), in_axes=(0, None))(jnp.asarray(ds), jnp.asarray(B))
+    np.testing.assert_allclose(d_bar, [-W * B / D ** 2, -W * B / (2 * D) ** 2], rtol=1e-6)
+
+
+def richardson(matvec, b):
+    """x <- x + (b - A x) / 5, 300 times: converges for these symmetric positive matrices."""
+    def body(i, x):
+        return x + (b - matvec(x)) / 5.0
+    return lax.fori_loop(0, 300, body, jnp.zeros_like(b))
+
+
+def matrix_loss(theta, b):
+    def matvec(x):
+        return jnp.stack([theta[0] * x[0] + x[1], x[0] + theta[1] * x[1]])
+    x = lax.custom_linear_solve(matvec, b, richardson, symmetric=True)
+    return jnp.sum(x * jnp.array([1.0, -2.0]))
+
+
+def test_linear_solve_of_a_matrix_against_its_inverse():
+    theta, b = np.array([3.0, 4.0], np.float32), np.array([1.0, 2.0], np.float32)
+    a = np.array([[3.0, 1.0], [1.0, 4.0]])
+    x = np.linalg.solve(a, b)
+    w = np.linalg.solve(a.T, [1.0, -2.0])  # dL/db, and dL/dA = -w x^T
+    expected = [-w[0] * x[0], -w[1] * x[1]]
+    for fn in (redraft.grad(matrix_loss), redraft.jit(redraft.grad(matrix_loss))):
+        np.testing.assert_allclose(fn(jnp.asarray(theta), jnp.asarray(b)), expected, rtol=1e-5)
+    np.testing.assert_allclose(redraft.grad(matrix_loss, argnums=1)(jnp.asarray(theta),
+                                                                    jnp.asarray(b)), w,
+                               rtol=1e-5)
+
+
 def test_linear_solve_reverse_mode_needs_a_transpose_solve():
     def no_transpose(d, b):
         return jnp.sum(lax.custom_linear_solve(lambda x: d * x, b, diagonal_solve))
@@ -78,6 +111,21 @@ def test_root_value_and_implicit_gradient():
     np.testing.assert_allclose(x, 1.4142157, rtol=1e-6)  # three steps from 1.0
     # f(x, a) = x^2 - a: dx/da = -f_a / f_x = 1 / (2 x) at the returned x
     np.testing.assert_allclose(redraft.grad(root_of)(2.0), 1.0 / (2.0 * x), rtol=1e-6)
+
+
+def test_root_compiled_batched_forward_and_second_order():
+    a = np.array([2.0, 3.0], np.float32)
+    x = np.array([float(root_of(v)) for v in a], np.float32)
+    np.testing.assert_allclose(redraft.jit(root_of)(2.0), x[0], rtol=1e-6)
+    np.testing.assert_allclose(redraft.jit(redraft.grad(root_of))(2.0), 1 / (2 * x[0]),
+                               rtol=1e-6)
+    np.testing.assert_allclose(redraft.vmap(redraft.grad(root_of))(jnp.asarray(a)),
+                               1 / (2 * x), rtol=1e-6)
+    _, x_dot = redraft.jvp(root_of, (2.0,), (1.0,))
+    np.testing.assert_allclose(x_dot, 1 / (2 * x[0]), rtol=1e-6)
+    # d/da of 1/(2 x(a)), with dx/da = 1/(2x): -1/(4 x^3), through the rule again
+    np.testing.assert_allclose(redraft.grad(redraft.grad(root_of))(2.0), -1 / (4 * x[0] ** 3),
+                               rtol=1e-5)
 
 
 def test_closure_convert_outside_a_transform_keeps_the_function():
