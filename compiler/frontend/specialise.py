@@ -287,7 +287,8 @@ def _library_source_function(fn) -> bool:
     module = getattr(fn, "__module__", "") or ""
     return (isinstance(fn, types.FunctionType) and rules_for(fn) is None
             and module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn",
-                                   "redraft.runtime.pytree", "redraft.lax.solves")))
+                                   "redraft.runtime.pytree", "redraft.lax.solves",
+                                   "redraft.lax.scatter_updates")))
 
 
 def _read_by_source(fn) -> bool:
