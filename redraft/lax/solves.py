@@ -12,8 +12,11 @@ from the solver's iterations (JAX's contract):
 
 The values the user's functions capture (the parameters the solution depends on) become
 one explicit argument, a tuple (packed_closure, closure_convert's form for a function of
-one argument), so the rules (custom_vjp / custom_jvp) see and differentiate them. The rules call these functions again for their tangent solves, so a
-derivative of a derivative goes through the rules too.
+one argument), so the rules (a custom_vjp with a forward rule beside it) see and
+differentiate them. The rules call the solvers again for their tangent solves, so a
+derivative of a derivative goes through the rules too. The library functions here are read
+by source and specialised on the user's functions (compiler/frontend/specialise.py), so
+jit, vmap and the derivatives all see the calls of those functions.
 """
 from __future__ import annotations
 
