@@ -302,7 +302,27 @@ def packed_function(lifted, count: int, name: str):
     return function
 
 
+def platform_dependent(lw, node, out: list) -> ir.Atom:
+    """`lax.platform_dependent(*args, default=f, cpu=g, ...)`: a call of the branch for the
+    platform redraft compiles for (lax_control.platform_branch), chosen when the source is
+    read; the other branches are never read."""
+    if any(isinstance(a, gast.Starred) for a in node.args) or any(
+            kw.arg is None for kw in node.keywords):
+        lw.fail(node, "lax.platform_dependent: *args and **kwargs in its call are not read "
+                      "in transformed code; pass the arguments and branches one by one")
+    branches = {kw.arg: kw.value for kw in node.keywords}
+    default = branches.pop("default", None)
+    try:
+        chosen = lax_control.platform_branch(default, branches)
+    except NotImplementedError as e:
+        lw.fail(node, str(e))
+    fn = _function_arg(lw, chosen, out)
+    operands = tuple(lw.expr(a, out) for a in node.args)
+    return call(lw, fn, operands, out, node)
+
+
 LOWERINGS: dict[str, Callable] = {"fori_loop": fori_loop, "while_loop": while_loop,
-                                  "cond": cond, "switch": switch, "scan": scan, "map": map_}
+                                  "cond": cond, "switch": switch, "scan": scan, "map": map_,
+                                  "platform_dependent": platform_dependent}
 CLOSURE_LOWERINGS: dict[str, Callable] = {"closure_convert": closure_convert,
                                           "packed_closure": packed_closure}

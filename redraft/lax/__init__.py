@@ -23,8 +23,9 @@ from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa:
                                                 GatherScatterMode, ScatterDimensionNumbers,
                                                 gather, scatter, scatter_add, scatter_max,
                                                 scatter_min, scatter_mul)
-from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: F401,A004
-                                                 switch, while_loop)
+from redraft.compiler.primitives.control import (cond, fori_loop, map,  # noqa: F401,A004
+                                                 platform_dependent, scan, switch,
+                                                 while_loop)
 from redraft.compiler.primitives.fft import FftType, fft  # noqa: F401
 from redraft.lax import linalg  # noqa: F401
 from redraft.compiler.primitives.collectives import (all_gather, all_to_all,  # noqa: F401
