@@ -40,3 +40,30 @@ def test_mean_mode():
                                      [5.5, 4, 5, 6, 7, 5.5]])
     np.testing.assert_array_equal(jnp.pad(jnp.arange(5), 2, mode="mean"),
                                   [2, 2, 0, 1, 2, 3, 4, 2, 2])
+
+
+A = np.array([[1.0, 5.0, 2.0, 8.0], [3.0, 0.0, 7.0, 4.0]], np.float32)
+
+
+def test_median_mode():
+    np.testing.assert_allclose(jnp.pad(A, ((1, 2), (2, 1)), mode="median"),
+                               [[3.5, 3.5, 2, 2.5, 4.5, 6, 3.5], [3.5, 3.5, 1, 5, 2, 8, 3.5],
+                                [3.5, 3.5, 3, 0, 7, 4, 3.5], [3.5, 3.5, 2, 2.5, 4.5, 6, 3.5],
+                                [3.5, 3.5, 2, 2.5, 4.5, 6, 3.5]])
+    np.testing.assert_array_equal(jnp.pad(jnp.arange(7), 2, mode="median", stat_length=3),
+                                  [1, 1, 0, 1, 2, 3, 4, 5, 6, 5, 5])
+
+
+def test_stat_length():
+    np.testing.assert_allclose(jnp.pad(A, 2, mode="maximum", stat_length=2),
+                               [[5, 5, 3, 5, 7, 8, 8, 8]] * 2 + [[5, 5, 1, 5, 2, 8, 8, 8],
+                                                                 [3, 3, 3, 0, 7, 4, 7, 7]]
+                               + [[5, 5, 3, 5, 7, 8, 8, 8]] * 2)
+    out = jnp.pad(A, ((1, 1), (2, 3)), mode="mean", stat_length=((1, 2), (3, 1)))
+    np.testing.assert_allclose(out, [[8 / 3, 8 / 3, 1, 5, 2, 8, 8, 8, 8]] * 2
+                               + [[10 / 3, 10 / 3, 3, 0, 7, 4, 4, 4, 4],
+                                  [3, 3, 2, 2.5, 4.5, 6, 6, 6, 6]], rtol=1e-6)
+    out = redraft.jit(lambda a: jnp.pad(a, 2, mode="median", stat_length=2))(A)
+    np.testing.assert_allclose(out, [[2.25, 2.25, 2, 2.5, 4.5, 6, 5.25, 5.25]] * 2
+                               + [[3, 3, 1, 5, 2, 8, 5, 5], [1.5, 1.5, 3, 0, 7, 4, 5.5, 5.5]]
+                               + [[2.25, 2.25, 2, 2.5, 4.5, 6, 5.25, 5.25]] * 2)
