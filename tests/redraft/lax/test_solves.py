@@ -1,6 +1,8 @@
 """lax.custom_linear_solve, lax.custom_root and closure_convert: values are the solver's,
 derivatives come from the equation solved (checked against the closed forms), not from the
 solver's iterations."""
+import functools
+
 import numpy as np
 
 import redraft
@@ -141,3 +143,35 @@ def test_closure_convert_of_a_local_function_lifts_its_captured_values():
         return converted(x, consts[0])
     np.testing.assert_allclose(redraft.grad(g)(2.0, 3.0), 3.0)
     np.testing.assert_allclose(redraft.jit(g)(2.0, 3.0), 6.0)
+
+
+@functools.partial(redraft.custom_vjp, nondiff_argnums=(0,))
+def apply_with(f, x, c):
+    return f(x, c)
+
+
+def _apply_fwd(f, x, c):
+    return f(x, c), (x, c)
+
+
+def _apply_bwd(f, res, g):
+    x, c = res
+    _, pull = redraft.vjp(f, x, c)
+    return pull(g)
+
+
+apply_with.defvjp(_apply_fwd, _apply_bwd)
+
+
+def through_converted(a, x):
+    converted, consts = redraft.closure_convert(lambda y: a * jnp.sin(y), x)
+    return apply_with(converted, x, consts[0])
+
+
+def test_closure_convert_feeds_a_users_custom_vjp():
+    """JAX's documented use: the captured `a` reaches the rule as an argument, so its
+    cotangent comes from the rule."""
+    for fn in (redraft.grad(through_converted, argnums=(0, 1)),
+               redraft.jit(redraft.grad(through_converted, argnums=(0, 1)))):
+        a_bar, x_bar = fn(2.0, 1.0)
+        np.testing.assert_allclose([a_bar, x_bar], [np.sin(1.0), 2 * np.cos(1.0)], rtol=1e-6)
