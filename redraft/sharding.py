@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from redraft.compiler.primitives.registry import defbatch_source, defsource_derivative
 from redraft.runtime.devices import Device
 
 __all__ = ["SingleDeviceSharding", "PartitionSpec", "P", "Mesh", "NamedSharding", "make_mesh"]
@@ -176,3 +177,7 @@ def with_sharding_constraint(x, shardings):
     """`x` laid out as `shardings` says: on one device every layout holds the whole array,
     so the values are `x`'s, unchanged (a mesh over more devices cannot be made)."""
     return x
+
+
+defsource_derivative(with_sharding_constraint, "nothing: it is the identity on one device")
+defbatch_source(with_sharding_constraint)

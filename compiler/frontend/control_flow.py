@@ -16,6 +16,7 @@ import gast
 from redraft.compiler.core import helpers
 from redraft.compiler.core import ir
 from redraft.compiler.primitives import control as lax_control
+from redraft.compiler.transforms.cache import IdentityTable
 
 CONTROL_MODULE = "redraft.compiler.primitives.control"
 RANGE = ir.Ref(range, "range")
@@ -278,16 +279,16 @@ def _local_function(lw, node, name: str, out: list):
     return fn.value
 
 
-_PACKED: dict[int, object] = {}
+_PACKED = IdentityTable()  # lifted function -> its packed CoreFunction
 
 
 def packed_function(lifted, count: int, name: str):
     """The CoreFunction `packed(x, consts)` of a lifted function with `count` captured
     values, made once per lifted function (kept alive with it)."""
     from redraft.compiler.core.core_function import CoreFunction
-    made = _PACKED.get(id(lifted))
-    if made is not None and made[0] is lifted:
-        return made[1]
+    made = _PACKED.get(lifted)
+    if made is not None:
+        return made
     body: list[ir.Stmt] = []
     items = []
     for k in range(count):
@@ -298,7 +299,7 @@ def packed_function(lifted, count: int, name: str):
     core = lifted.__redraft_transformable__()
     function = CoreFunction(ir.Function(f"{name}_packed", ("x", "consts"), body, (),
                                         core.filename, core.firstline))
-    _PACKED[id(lifted)] = (lifted, function)
+    _PACKED[lifted] = function
     return function
 
 

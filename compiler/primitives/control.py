@@ -461,3 +461,15 @@ def platform_dependent(*args, default: Callable | None = None, **per_platform: C
     `default(*args)`: the other branches are never called (inside a transformed function
     the frontend calls the chosen branch directly)."""
     return platform_branch(default, per_platform)(*args)
+
+
+def _mark_lowered() -> None:
+    """platform_dependent reaches vmap only when the frontend could not see its call (see
+    compiler/transforms/batch/rules/control.py for the loops and branches)."""
+    from redraft.compiler.primitives.registry import defnotbatchable
+    defnotbatchable(platform_dependent, "the frontend lowers lax.platform_dependent to a call "
+                    "of the chosen branch, which vmap batches; a call that reaches vmap passed "
+                    "functions the frontend could not see (pass them directly in the call)")
+
+
+_mark_lowered()

@@ -9,6 +9,7 @@ carry none.
 """
 from __future__ import annotations
 
+from redraft.compiler.primitives.registry import defbatch_source, defsource_derivative
 from redraft.numpy.creation import arange, asarray
 from redraft.numpy.einsum import einsum
 from redraft.numpy.reductions import cumsum
@@ -43,3 +44,6 @@ def _check_shapes(lhs: tuple, rhs: tuple, sizes: tuple) -> None:
         raise TypeError(f"lax.ragged_dot: lhs {lhs} and rhs {rhs} must agree in k, and rhs's "
                         f"{rhs[0]} groups with group_sizes {sizes}")
 
+
+defsource_derivative(ragged_dot, "einsum and a one-hot mask")
+defbatch_source(ragged_dot)

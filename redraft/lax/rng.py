@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from redraft.compiler.primitives.random import SAMPLERS, random_sample
+from redraft.compiler.primitives.registry import defbatch_source, defnondiff
 from redraft.kernels.threefry import threefry2x32_pair
 from redraft.numpy.creation import asarray
 from redraft.runtime.array import Array
@@ -97,3 +98,6 @@ def _state(state: np.ndarray, shape: tuple) -> np.ndarray:
 
 SAMPLERS["rng_bit_generator_state"] = _state
 SAMPLERS["rng_bit_generator_bits"] = _bits
+
+defnondiff(rng_bit_generator, "random bits are not a differentiable function of the state")
+defbatch_source(rng_bit_generator)

@@ -11,6 +11,7 @@ import numpy as np
 
 from redraft.compiler.primitives.control import while_loop
 from redraft.compiler.primitives.gather import scatter_add
+from redraft.compiler.primitives.registry import defbatch_source, defsource_derivative
 from redraft.numpy.creation import asarray, full, zeros
 from redraft.numpy.reductions import max as array_max
 from redraft.numpy.ufuncs import where
@@ -56,3 +57,7 @@ def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers,
         return k + 1, where(counts > k, func(y), y)
 
     return while_loop(more, apply_once, (0, x))[1]
+
+
+defsource_derivative(scatter_apply, "scatter_add, where and the user's function in a while_loop")
+defbatch_source(scatter_apply)

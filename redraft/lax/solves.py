@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Callable
 
 from redraft.closures import packed_closure
+from redraft.compiler.primitives.registry import defbatch_source, defsource_derivative
 from redraft.compiler.transforms.calls.custom import custom_vjp
 from redraft.numpy.creation import zeros_like
 from redraft.runtime.pytree import tree_map
@@ -158,3 +159,8 @@ def _root_bwd(f, solve, tangent_solve, has_aux, res, ct):
 _root = custom_vjp(_root, nondiff_argnums=(0, 1, 2, 3))
 _root.defvjp(_root_fwd, _root_bwd)
 _root.jvp_rule = _root_jvp
+
+
+for _fn in (custom_linear_solve, custom_root):
+    defsource_derivative(_fn, "a custom_vjp with a forward rule (_linear_solve, _root)")
+    defbatch_source(_fn)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from redraft.compiler.primitives.checks import canonical_axis
 from redraft.compiler.primitives.reductions import argsort
 from redraft.compiler.primitives.reductions import sort as sort_one
+from redraft.compiler.primitives.registry import defbatch_source, defsource_derivative
 from redraft.compiler.primitives.shape import slice as slice_static
 from redraft.numpy.creation import asarray
 from redraft.numpy.indexing import take_along_axis
@@ -119,3 +120,7 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
 def _check_recall(recall_target: float, op: str) -> None:
     if not 0 < float(recall_target) <= 1:
         raise ValueError(f"{op}: recall_target {recall_target} must be in (0, 1]")
+
+
+defsource_derivative(sort, "the sort primitive (one array), argsort and take_along_axis")
+defbatch_source(sort)

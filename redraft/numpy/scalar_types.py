@@ -63,3 +63,12 @@ globals().update(_ml_dtypes_scalar_types())
 
 __all__ = ["float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "bool_", "complex64", "complex128", *ML_DTYPE_NAMES]
+
+
+def _refuse_batching() -> None:
+    from redraft.compiler.primitives.registry import defnotbatchable
+    for name in ML_DTYPE_NAMES:
+        defnotbatchable(globals()[name], f"redraft has no {name} arrays to batch")
+
+
+_refuse_batching()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from redraft.compiler.primitives.control import fori_loop
+from redraft.compiler.primitives.registry import defbatch_source
 from redraft.numpy import shapes, ufuncs
 from redraft.numpy.creation import asarray, full
 from redraft.numpy.functional import vectorize
@@ -215,3 +216,6 @@ def _result_dtype(call: Callable, arg_dtypes: tuple) -> np.dtype:
 def frompyfunc(func: Callable, /, nin: int, nout: int, *, identity=None) -> ufunc:
     """`func` as a ufunc (jnp.ufunc) of `nin` arguments and `nout` results."""
     return ufunc(func, nin, nout, identity=identity)
+
+
+defbatch_source(frompyfunc)
