@@ -54,6 +54,7 @@ from redraft.lax.structure import (broadcast_like, empty, index_take,  # noqa: F
 from redraft.lax.scatter_updates import scatter_apply, scatter_sub  # noqa: F401
 from redraft.lax.ragged import ragged_dot  # noqa: F401
 from redraft.lax.rng import RandomAlgorithm, rng_bit_generator  # noqa: F401
+from redraft.lax.scaled import scaled_dot  # noqa: F401
 from redraft.lax.patches import conv_general_dilated_patches  # noqa: F401
 from redraft.lax.primitives import PRIMITIVES as _PRIMITIVES
 
