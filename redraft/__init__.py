@@ -17,6 +17,7 @@ from redraft.transforms import (custom_jvp, custom_vjp, emit, grad, hessian,  # 
                                 jacfwd, jacobian, jacrev, jvp, linearize, stop_gradient,
                                 value_and_grad, vjp)
 from redraft.custom_gradient import custom_gradient  # noqa: F401
+from redraft.closures import closure_convert  # noqa: F401
 from redraft.vmap import vmap  # noqa: F401
 lax.stop_gradient = stop_gradient  # handed down: jax.lax.stop_gradient is this same function
 # lax.igamma, zeta, betainc, ...: computed beside redraft.scipy.special's forms, handed down
@@ -24,6 +25,10 @@ from redraft.scipy.special_functions import lax_forms as _lax_forms  # noqa: E40
 for _name in _lax_forms.__all__:
     setattr(lax, _name, getattr(_lax_forms, _name))
 lax.__all__ = sorted(set(lax.__all__) | set(_lax_forms.__all__))
+# lax.custom_root, custom_linear_solve: their rules call jvp and vjp, so they come after them
+from redraft.lax import solves as _solves  # noqa: E402
+lax.custom_linear_solve, lax.custom_root = _solves.custom_linear_solve, _solves.custom_root
+lax.__all__ = sorted(set(lax.__all__) | set(_solves.__all__))
 from redraft.export import export  # noqa: F401
 from redraft import debug, nn, tree  # noqa: F401
 from redraft.abstract import ShapeDtypeStruct, eval_shape, typeof  # noqa: F401
@@ -43,6 +48,10 @@ from redraft.array_creation import (copy_to_host_async, make_array_from_callback
                                     make_array_from_process_local_data,
                                     make_array_from_single_device_arrays)
 from redraft.environment import clear_caches, print_environment_info  # noqa: F401
+from redraft.config_contexts import (  # noqa: F401
+    allow_f16_reductions, array_garbage_collection_guard, check_tracer_leaks, debug_key_reuse,
+    default_prng_impl, enable_checks, enable_custom_prng, jax2tf_associative_scan_reductions,
+    legacy_prng_key, softmax_custom_jvp, thread_guard, threefry_partitionable)
 from redraft.config_contexts import (debug_infs, debug_nans, live_arrays,  # noqa: F401
                                      numpy_dtype_promotion, numpy_rank_promotion,
                                      transfer_guard, transfer_guard_device_to_device,
@@ -51,6 +60,9 @@ from redraft.config_contexts import (debug_infs, debug_nans, live_arrays,  # noq
 from redraft.ad_extras import checkpoint_policies, float0, fwd_and_bwd  # noqa: F401
 from redraft.refs import Ref, ds, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 from redraft import sharding  # noqa: F401
+from redraft.sharding import NamedSharding, P, make_mesh  # noqa: F401
+lax.with_sharding_constraint = sharding.with_sharding_constraint
+lax.__all__ = sorted(set(lax.__all__) | {"with_sharding_constraint"})
 from redraft import ops  # noqa: F401
 from redraft import image  # noqa: F401
 

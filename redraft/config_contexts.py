@@ -78,3 +78,70 @@ def live_arrays(platform: str | None = None) -> list[Array]:
         if platform is None or obj.device.platform == platform:
             found.append(obj)
     return found
+
+
+# ---- JAX's option objects whose other settings redraft does not have --------------------------
+
+class State:
+    """One of JAX's option objects (`jax.enable_checks`, `jax.default_prng_impl`, ...):
+    `.value` reads it, and `with jax.enable_checks(True):` sets it inside a block. redraft
+    accepts only the settings under which it already behaves as JAX does on one CPU device
+    (`accepted`); any other is refused rather than silently ignored."""
+
+    def __init__(self, name: str, value, accepted: tuple, why: str):
+        self.name = name
+        self.value = value
+        self._accepted = accepted
+        self._why = why
+
+    def __call__(self, new_val=True) -> contextlib.AbstractContextManager:
+        self._check(new_val)
+        return self._set(new_val)
+
+    @contextlib.contextmanager
+    def _set(self, new_val) -> Iterator[None]:
+        old, self.value = self.value, new_val
+        try:
+            yield
+        finally:
+            self.value = old
+
+    def _check(self, new_val) -> None:
+        if new_val not in self._accepted:
+            raise NotImplementedError(f"jax_{self.name}={new_val!r} is not available in "
+                                      f"redraft: {self._why}")
+
+    def __repr__(self) -> str:
+        return f"State(jax_{self.name}={self.value!r})"
+
+
+_NO_EXTRA_CHECKS = "redraft has no internal checks to turn on or off"
+enable_checks = State("enable_checks", False, (False, True), _NO_EXTRA_CHECKS)
+jax2tf_associative_scan_reductions = State(
+    "jax2tf_associative_scan_reductions", False, (False, True), "it applies to jax2tf only")
+array_garbage_collection_guard = State(
+    "array_garbage_collection_guard", None, (None, "allow"),
+    "arrays are freed by Python's reference counting, without a guard")
+default_prng_impl = State("default_prng_impl", "threefry2x32", ("threefry2x32",),
+                          "redraft.random implements threefry2x32 only")
+threefry_partitionable = State("threefry_partitionable", True, (True,),
+                               "redraft.random draws the bits of JAX's partitionable form")
+enable_custom_prng = State("enable_custom_prng", False, (False,),
+                           "redraft.random has no custom PRNG implementations")
+legacy_prng_key = State("legacy_prng_key", "allow", ("allow",),
+                        "redraft does not warn about or refuse raw uint32 keys")
+debug_key_reuse = State("debug_key_reuse", False, (False,),
+                        "redraft does not track the use of random keys")
+check_tracer_leaks = State("check_tracer_leaks", False, (False,),
+                           "redraft does not track leaked staged values")
+softmax_custom_jvp = State("softmax_custom_jvp", False, (False,),
+                           "redraft differentiates softmax through its definition")
+allow_f16_reductions = State("allow_f16_reductions", True, (True,),
+                             "float16 reductions accumulate as they always do in redraft")
+thread_guard = State("thread_guard", False, (False,), "redraft has no thread guard")
+
+STATES = ("enable_checks", "jax2tf_associative_scan_reductions",
+          "array_garbage_collection_guard", "default_prng_impl", "threefry_partitionable",
+          "enable_custom_prng", "legacy_prng_key", "debug_key_reuse", "check_tracer_leaks",
+          "softmax_custom_jvp", "allow_f16_reductions", "thread_guard")
+__all__ += list(STATES)

@@ -31,6 +31,7 @@ def host_array(value, dtype=None, name: str = "asarray") -> np.ndarray:
                         f"(ragged nesting or non-numeric items)")
     if buf.dtype.kind in "US":
         raise TypeError(f"cannot make a numeric array from strings: {value!r:.60}")
+    dtypes.check_supported(buf.dtype)
     canon = dtypes.canonicalize(buf.dtype)
     if canon != buf.dtype:
         buf = buf.astype(canon)

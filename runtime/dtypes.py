@@ -246,9 +246,21 @@ def _requested(dtype) -> np.dtype | None:
     if any(dtype is t for t in (float, int, bool, complex)):  # `in` would match np.float64
         return None
     try:
-        return np.dtype(dtype)
+        requested = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"dtype {dtype!r} is not a valid dtype") from None
+    check_supported(requested)
+    return requested
+
+
+def check_supported(dtype: np.dtype) -> None:
+    """Refuse the narrow types of the ml_dtypes package (bfloat16, float8_*, int4, ...): the
+    runtime's arrays and kernels compute with NumPy's own dtypes, which these are not."""
+    if dtype.kind == "V" or type(dtype).__module__.startswith("ml_dtypes") or (
+            dtype.type.__module__ or "").startswith("ml_dtypes"):
+        raise TypeError(f"redraft has no {dtype.name} arrays: its runtime computes with "
+                        "NumPy's own dtypes (bool, integers, float16/32/64, complex); cast to "
+                        "float32 or float16 instead")
 
 
 def resolve_dtype(dtype) -> np.dtype:

@@ -16,6 +16,7 @@ import gast
 from redraft.compiler.core import helpers
 from redraft.compiler.core import ir
 from redraft.compiler.primitives import control as lax_control
+from redraft.compiler.transforms.cache import IdentityTable
 
 CONTROL_MODULE = "redraft.compiler.primitives.control"
 RANGE = ir.Ref(range, "range")
@@ -23,12 +24,18 @@ APPEND = ir.Ref(helpers.append, "append")
 GETITEM = ir.Ref(operator.getitem, "[]")
 
 
+CLOSURES_MODULE = "redraft.closures"
+
+
 def lowering_for(value) -> Callable | None:
-    """The lowering of a lax control-flow function (or of functools.reduce), if `value` is
-    one."""
+    """The lowering of a lax control-flow function (or of functools.reduce, or of
+    closure_convert / packed_closure), if `value` is one."""
     if value is functools.reduce:
         return reduce
-    if getattr(value, "__module__", None) != CONTROL_MODULE:
+    module = getattr(value, "__module__", None)
+    if module == CLOSURES_MODULE:
+        return CLOSURE_LOWERINGS.get(getattr(value, "__name__", ""))
+    if module != CONTROL_MODULE:
         return None
     return LOWERINGS.get(getattr(value, "__name__", ""))
 
@@ -234,5 +241,89 @@ def map_(lw, node, out: list) -> ir.Atom:
     return _scan_loop(lw, node, out, fn, xs, ir.Const(None), ir.Const(False), None)
 
 
+def closure_convert(lw, node, out: list) -> ir.Atom | None:
+    """`closure_convert(f, *example_args)` of a local function: the lifted function (its
+    captured values are its trailing parameters) and the list of those values. Any other
+    function is left to the call of redraft.closures.closure_convert (None)."""
+    local = _local_function(lw, node, "closure_convert", out)
+    if local is None:
+        return None
+    consts = lw.emit(out, node, ir.List(tuple(ir.Var(n) for n in local.captured)))
+    return lw.emit(out, node, ir.Tuple((ir.Ref(local.function, local.name), consts)))
+
+
+def packed_closure(lw, node, out: list) -> ir.Atom | None:
+    """`packed_closure(f)` of a local function capturing c0..cn: a function `packed(x, consts)`
+    calling the lifted function as `lifted(x, consts[0], ..., consts[n])`, and the tuple of
+    the captured values. Any other function is left to the call of
+    redraft.closures.packed_closure (None)."""
+    local = _local_function(lw, node, "packed_closure", out)
+    if local is None:
+        return None
+    consts = lw.emit(out, node, ir.Tuple(tuple(ir.Var(n) for n in local.captured)))
+    packed = packed_function(local.function, len(local.captured), local.name)
+    return lw.emit(out, node, ir.Tuple((ir.Ref(packed, packed.__name__), consts)))
+
+
+def _local_function(lw, node, name: str, out: list):
+    """The local function a call's first argument names (its statements added to `out`),
+    or None, adding nothing, when it is not one."""
+    from redraft.compiler.frontend.local_functions import LocalFunction
+    if not node.args or node.keywords:
+        return None
+    scratch: list = []
+    fn = _function_arg(lw, node.args[0], scratch)
+    if not (isinstance(fn, ir.Ref) and isinstance(fn.value, LocalFunction)):
+        return None
+    out.extend(scratch)
+    return fn.value
+
+
+_PACKED = IdentityTable()  # lifted function -> its packed CoreFunction
+
+
+def packed_function(lifted, count: int, name: str):
+    """The CoreFunction `packed(x, consts)` of a lifted function with `count` captured
+    values, made once per lifted function (kept alive with it)."""
+    from redraft.compiler.core.core_function import CoreFunction
+    made = _PACKED.get(lifted)
+    if made is not None:
+        return made
+    body: list[ir.Stmt] = []
+    items = []
+    for k in range(count):
+        body.append(ir.Assign((f"c{k}",), ir.Call(GETITEM, (ir.Var("consts"), ir.Const(k)))))
+        items.append(ir.Var(f"c{k}"))
+    body.append(ir.Assign(("out",), ir.Call(ir.Ref(lifted, name), (ir.Var("x"),) + tuple(items))))
+    body.append(ir.Return(ir.Var("out")))
+    core = lifted.__redraft_transformable__()
+    function = CoreFunction(ir.Function(f"{name}_packed", ("x", "consts"), body, (),
+                                        core.filename, core.firstline))
+    _PACKED[lifted] = function
+    return function
+
+
+def platform_dependent(lw, node, out: list) -> ir.Atom:
+    """`lax.platform_dependent(*args, default=f, cpu=g, ...)`: a call of the branch for the
+    platform redraft compiles for (lax_control.platform_branch), chosen when the source is
+    read; the other branches are never read."""
+    if any(isinstance(a, gast.Starred) for a in node.args) or any(
+            kw.arg is None for kw in node.keywords):
+        lw.fail(node, "lax.platform_dependent: *args and **kwargs in its call are not read "
+                      "in transformed code; pass the arguments and branches one by one")
+    branches = {kw.arg: kw.value for kw in node.keywords}
+    default = branches.pop("default", None)
+    try:
+        chosen = lax_control.platform_branch(default, branches)
+    except NotImplementedError as e:
+        lw.fail(node, str(e))
+    fn = _function_arg(lw, chosen, out)
+    operands = tuple(lw.expr(a, out) for a in node.args)
+    return call(lw, fn, operands, out, node)
+
+
 LOWERINGS: dict[str, Callable] = {"fori_loop": fori_loop, "while_loop": while_loop,
-                                  "cond": cond, "switch": switch, "scan": scan, "map": map_}
+                                  "cond": cond, "switch": switch, "scan": scan, "map": map_,
+                                  "platform_dependent": platform_dependent}
+CLOSURE_LOWERINGS: dict[str, Callable] = {"closure_convert": closure_convert,
+                                          "packed_closure": packed_closure}

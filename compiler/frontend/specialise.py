@@ -287,7 +287,8 @@ def _library_source_function(fn) -> bool:
     module = getattr(fn, "__module__", "") or ""
     return (isinstance(fn, types.FunctionType) and rules_for(fn) is None
             and module.startswith(("redraft.numpy", "redraft.scipy", "redraft.nn",
-                                   "redraft.runtime.pytree")))
+                                   "redraft.runtime.pytree", "redraft.lax.solves",
+                                   "redraft.lax.scatter_updates")))
 
 
 def _read_by_source(fn) -> bool:
@@ -384,14 +385,16 @@ def bound_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
 
 def _bind_custom_vjp(fn, known: tuple[tuple[int, object], ...]):
     from redraft.compiler.transforms.calls.custom import custom_vjp
-    if fn.fwd is None or fn.bwd is None or not all(
-            _source_function(f) for f in (fn.fun, fn.fwd, fn.bwd)):
+    rules = (fn.fun, fn.fwd, fn.bwd) + ((fn.jvp_rule,) if fn.jvp_rule is not None else ())
+    if fn.fwd is None or fn.bwd is None or not all(_read_by_source(f) for f in rules):
         return fn
     n = len(inspect_params(fn.fun))
     nondiff = sorted(i % n for i in fn.nondiff_argnums)
     made = custom_vjp(bound(fn.fun, known), nondiff_argnums=fn.nondiff_argnums)
     bwd_known = tuple((nondiff.index(i), v) for i, v in known if i in nondiff)
     made.defvjp(bound(fn.fwd, known), bound(fn.bwd, bwd_known) if bwd_known else fn.bwd)
+    if fn.jvp_rule is not None:  # a forward rule too (lax.custom_root's): it takes them alike
+        made.jvp_rule = bound(fn.jvp_rule, bwd_known) if bwd_known else fn.jvp_rule
     return made
 
 
@@ -428,6 +431,7 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
             target = bound_custom_vjp(e.fn.value, known)
         else:
             known += _function_keywords(e.fn.value, e)
+            e = _keywords_placed(e, closures)
             passed, extra = _closure_arguments(e.fn.value, e, closures, {i for i, _ in known})
             known += passed
             if not known:
@@ -437,9 +441,10 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
             # others: the closure itself is not needed (nor differentiated) at the call
             held = {i for i, _ in passed}
             args = tuple(ir.Const(None) if i in held else a for i, a in enumerate(e.args))
-            return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), args + extra, e.kwargs,
-                           e.star_args)
-        return ir.Call(ir.Ref(target, e.fn.path, e.fn.root), e.args, e.kwargs, e.star_args)
+            if extra:  # the captured values follow every parameter: the defaults come first
+                args += _defaults_after(e.fn.value, len(args))
+            return ir.Call(_bound_ref(target, e.fn), args + extra, e.kwargs, e.star_args)
+        return ir.Call(_bound_ref(target, e.fn), e.args, e.kwargs, e.star_args)
 
     changed = [False]
 
@@ -454,6 +459,15 @@ def bind_function_arguments(fn: ir.Function) -> ir.Function:
     body = _without_unread_closures(body, closures)
     return ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
                        fn.doc, fn.meta)
+
+
+def _bound_ref(target, ref: ir.Ref) -> ir.Ref:
+    """The reference to `target`, the specialisation of `ref`'s function: a dotted path
+    (`lax.custom_root`) would name the module's own function in generated code, so it is
+    spelled as one name (`lax_custom_root`) bound to the specialisation."""
+    if "." in ref.path:
+        return ir.Ref(target, ref.path.replace(".", "_"))
+    return ir.Ref(target, ref.path, ref.root)
 
 
 def _without_unread_closures(body: list, closures: dict) -> list:
@@ -493,7 +507,8 @@ def _closure_arguments(fn, call: ir.Call, closures: dict, taken: set[int]):
     except (TypeError, ValueError):
         return (), ()
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if len(call.args) != len(params) or any(p.kind not in positional for p in params):
+    if (len(call.args) > len(params) or any(p.kind not in positional for p in params)
+            or any(p.default is p.empty for p in params[len(call.args):])):
         return (), ()
     known, extra = [], ()
     for i, a in enumerate(call.args):
@@ -504,6 +519,28 @@ def _closure_arguments(fn, call: ir.Call, closures: dict, taken: set[int]):
         known.append((i, ClosureCode(function, len(captured))))
         extra += captured
     return tuple(known), tuple(extra)
+
+
+def _keywords_placed(call: ir.Call, closures: dict) -> ir.Call:
+    """`call` with its keywords put in their parameters' places when it passes a closure
+    (so that the closure specialises the callee as a positional one would); else as it is."""
+    from redraft.compiler.transforms.common import TransformError, positional_args
+    if not call.kwargs or not any(isinstance(a, ir.Var) and a.name in closures
+                                  for a in call.args):
+        return call
+    try:
+        args = positional_args(call, None)
+    except TransformError:
+        return call
+    return ir.Call(call.fn, args, (), call.star_args)
+
+
+def _defaults_after(fn, n: int) -> tuple[ir.Atom, ...]:
+    """The default values of `fn`'s parameters after its first `n`, as atoms."""
+    import inspect
+    from redraft.compiler.transforms.common import default_atom
+    params = list(inspect.signature(fn).parameters.values())[n:]
+    return tuple(default_atom(p.name, p.default) for p in params)
 
 
 def _function_keywords(fn, call: ir.Call) -> tuple[tuple[int, object], ...]:

@@ -438,3 +438,38 @@ def switch(index, branches: Sequence[Callable], *operands):
     chosen = int(np.clip(int(index), 0, len(branches) - 1))
     names = ["branch 0"] + [f"branch{i}" for i in range(1, len(branches))]
     return _run_branches("switch", names, branches, chosen, operands)
+
+
+
+# ---- platform_dependent -----------------------------------------------------------------------
+
+def platform_branch(default: Callable | None, per_platform: dict) -> Callable:
+    """The branch of lax.platform_dependent for the platform redraft compiles for (the
+    CPU: redraft.default_backend() is "cpu"), else `default`."""
+    from redraft.runtime.devices import default_backend
+    platform = default_backend()
+    branch = per_platform.get(platform, default)
+    if branch is None:
+        raise NotImplementedError(f"lax.platform_dependent: no branch for platform "
+                                  f"{platform!r} and no default (branches for "
+                                  f"{sorted(per_platform)})")
+    return branch
+
+
+def platform_dependent(*args, default: Callable | None = None, **per_platform: Callable):
+    """`per_platform[platform](*args)` for the platform redraft compiles for, or
+    `default(*args)`: the other branches are never called (inside a transformed function
+    the frontend calls the chosen branch directly)."""
+    return platform_branch(default, per_platform)(*args)
+
+
+def _mark_lowered() -> None:
+    """platform_dependent reaches vmap only when the frontend could not see its call (see
+    compiler/transforms/batch/rules/control.py for the loops and branches)."""
+    from redraft.compiler.primitives.registry import defnotbatchable
+    defnotbatchable(platform_dependent, "the frontend lowers lax.platform_dependent to a call "
+                    "of the chosen branch, which vmap batches; a call that reaches vmap passed "
+                    "functions the frontend could not see (pass them directly in the call)")
+
+
+_mark_lowered()

@@ -196,10 +196,11 @@ def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """lax.rem: the remainder takes the sign of the dividend, like C's fmod."""
+    """lax.rem: the remainder takes the sign of the dividend, like C's fmod; an integer
+    remainder by zero is the dividend (XLA's rule, so JAX's)."""
     if x.dtype.kind in "iu":
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.fmod(x, np.where(y == 0, 1, y))
+            return np.where(y == 0, x, np.fmod(x, np.where(y == 0, 1, y))).astype(x.dtype)
     return np.fmod(x, y)
 
 

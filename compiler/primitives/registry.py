@@ -188,6 +188,16 @@ def alias(op: Callable, same_as: Callable) -> None:
     RULES[key(op)] = _entry(same_as)
 
 
+DIFFERENTIATED_BY_SOURCE: IdentityTable = IdentityTable()  # op -> what it is written on
+
+
+def defsource_derivative(op: Callable, written_on: str) -> None:
+    """`op` has no derivative rules on purpose: forward and reverse mode read its source,
+    plain redraft code over operations (and custom rules) that have theirs (`written_on`
+    says which). The mark only records the choice; rules_for(op) stays None."""
+    DIFFERENTIATED_BY_SOURCE[op] = written_on
+
+
 def defstatic(op: Callable, *argnames: str) -> None:
     """`op` reads only the shape/structure of `argnames`, never their values' derivatives."""
     _entry(op).static |= set(argnames)

@@ -248,6 +248,10 @@ def _find_core(fn):
             break
     if hasattr(fn, "__redraft_transformable__"):
         return core_of(fn)
+    if hasattr(getattr(fn, "fun", None), "__redraft_transformable__"):
+        # a custom_jvp/vjp specialised on its function arguments (lax.custom_root's rule):
+        # its function's Core, so that calls of those functions are staged as the user's are
+        return core_of(fn.fun)
     if not isinstance(fn, types.FunctionType):
         return None
     module = getattr(fn, "__module__", "") or ""

@@ -10,7 +10,7 @@ from redraft.compiler.primitives.linalg import dot, dot_general  # noqa: F401
 from redraft.compiler.primitives.reductions import (argmax, argmin, argsort, cummax,  # noqa
                                                     cummin, cumprod, cumsum, reduce_and,
                                                     reduce_max, reduce_min, reduce_or,
-                                                    reduce_prod, reduce_sum, sort)
+                                                    reduce_prod, reduce_sum)
 from redraft.compiler.primitives.shape import (broadcast, broadcast_in_dim,  # noqa: F401
                                                broadcasted_iota, concatenate,
                                                dynamic_index_in_dim, dynamic_slice,
@@ -23,8 +23,9 @@ from redraft.compiler.primitives.gather import (GatherDimensionNumbers,  # noqa:
                                                 GatherScatterMode, ScatterDimensionNumbers,
                                                 gather, scatter, scatter_add, scatter_max,
                                                 scatter_min, scatter_mul)
-from redraft.compiler.primitives.control import (cond, fori_loop, map, scan,  # noqa: F401,A004
-                                                 switch, while_loop)
+from redraft.compiler.primitives.control import (cond, fori_loop, map,  # noqa: F401,A004
+                                                 platform_dependent, scan, switch,
+                                                 while_loop)
 from redraft.compiler.primitives.fft import FftType, fft  # noqa: F401
 from redraft.lax import linalg  # noqa: F401
 from redraft.compiler.primitives.collectives import (all_gather, all_to_all,  # noqa: F401
@@ -42,14 +43,18 @@ from redraft.lax.windows import (conv_general_permutations, conv_general_shape_t
                                  conv_shape_tuple, conv_transpose_shape_tuple, reduce,
                                  reduce_window, reduce_window_shape_tuple, reduce_xor)
 from redraft.lax.scans import associative_scan, cumlogsumexp  # noqa: F401
-from redraft.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # noqa: F401
+from redraft.lax.sorting import (approx_max_k, approx_min_k, sort, sort_key_val,  # noqa: F401
+                                 top_k)
 from redraft.lax.special import bessel_i0e, bessel_i1e  # noqa: F401
 from redraft.random.gamma import random_gamma_grad  # noqa: F401
 from redraft.lax.bits import (bitcast_convert_type, complex, mulhi,  # noqa: F401,A004
                               reduce_precision)
 from redraft.lax.structure import (broadcast_like, empty, index_take,  # noqa: F401
                                    optimization_barrier, select_n, stack, unstack)
-from redraft.lax.scatter_updates import scatter_sub  # noqa: F401
+from redraft.lax.scatter_updates import scatter_apply, scatter_sub  # noqa: F401
+from redraft.lax.ragged import ragged_dot  # noqa: F401
+from redraft.lax.rng import RandomAlgorithm, rng_bit_generator  # noqa: F401
+from redraft.lax.scaled import scaled_dot  # noqa: F401
 from redraft.lax.patches import conv_general_dilated_patches  # noqa: F401
 from redraft.lax.primitives import PRIMITIVES as _PRIMITIVES
 

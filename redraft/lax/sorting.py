@@ -1,5 +1,5 @@
-"""Sorting with companions and the k largest or smallest: sort_key_val, top_k,
-approx_max_k and approx_min_k.
+"""Sorting with companions and the k largest or smallest: sort (of one array or of several
+ordered by their first num_keys), sort_key_val, top_k, approx_max_k and approx_min_k.
 
 Each takes a stable order of the keys (lax.argsort) and gathers along that axis
 (take_along_axis), so derivatives flow to the gathered values through the gather's rules
@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from redraft.compiler.primitives.checks import canonical_axis
 from redraft.compiler.primitives.reductions import argsort
+from redraft.compiler.primitives.reductions import sort as sort_one
+from redraft.compiler.primitives.registry import defbatch_source, defsource_derivative
 from redraft.compiler.primitives.shape import slice as slice_static
 from redraft.numpy.creation import asarray
 from redraft.numpy.indexing import take_along_axis
 from redraft.runtime.array import Array
 
-__all__ = ["sort_key_val", "top_k", "approx_max_k", "approx_min_k"]
+__all__ = ["sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k"]
 
 
 def _first_k(shape: tuple[int, ...], axis: int, k: int, op: str):
@@ -43,6 +45,33 @@ def _check_real(dtype, ndim: int, op: str) -> None:
         raise TypeError(f"{op} needs real operands, got {dtype.name}")
     if ndim == 0:
         raise TypeError(f"{op} needs an operand of rank >= 1")
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """One array sorted along `dimension` (the sort primitive), or a tuple or list of arrays
+    of one shape permuted alike, ordered lexicographically by the first `num_keys` of them
+    (stable: ties keep their order, which an unstable sort may also do); a tuple comes
+    back, as JAX gives it."""
+    if not isinstance(operand, (tuple, list)):
+        if num_keys != 1:
+            raise ValueError(f"lax.sort: num_keys={num_keys} needs a tuple of operands")
+        return sort_one(operand, dimension)
+    operands = [asarray(x) for x in operand]
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"lax.sort: num_keys={num_keys} must be in [1, {len(operands)}], the "
+                         "number of operands")
+    shape = operands[0].shape
+    if any(x.shape != shape for x in operands):
+        raise TypeError("lax.sort: the operands must have one shape, got "
+                        f"{[x.shape for x in operands]}")
+    axis = canonical_axis(dimension, len(shape), "lax.sort")
+    # the lexicographic order: stable sorts by each key from the last to the first (a radix
+    # sort's passes), so ties of keys[0] are ordered by keys[1] and so on
+    order = argsort(operands[num_keys - 1], axis)
+    for k in range(num_keys - 2, -1, -1):
+        step = argsort(take_along_axis(operands[k], order, axis), axis)
+        order = take_along_axis(order, step, axis)
+    return tuple(take_along_axis(x, order, axis) for x in operands)
 
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True
@@ -91,3 +120,7 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
 def _check_recall(recall_target: float, op: str) -> None:
     if not 0 < float(recall_target) <= 1:
         raise ValueError(f"{op}: recall_target {recall_target} must be in (0, 1]")
+
+
+defsource_derivative(sort, "the sort primitive (one array), argsort and take_along_axis")
+defbatch_source(sort)

@@ -21,6 +21,7 @@ from redraft.numpy.array_misc import *  # noqa: F401,F403
 from redraft.numpy.number_parts import *  # noqa: F401,F403
 from redraft.numpy.bessel import *  # noqa: F401,F403
 from redraft.numpy.polynomial_roots import *  # noqa: F401,F403
+from redraft.numpy.ufunc_objects import *  # noqa: F401,F403
 from redraft.numpy.methods import install_methods as _install_methods
 
 import sys as _sys

@@ -333,7 +333,8 @@ def dsplit(ary, indices_or_sections) -> list[Array]:
 # ---- padding -------------------------------------------------------------------------------
 
 _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
-_PAD_MODES = ("constant", "empty", "maximum", "minimum") + _INDEX_MODES
+_PAD_MODES = ("constant", "empty", "maximum", "minimum", "mean", "median",
+              "linear_ramp") + _INDEX_MODES
 
 
 def _pad_pairs(widths, ndim: int, what: str) -> list[tuple]:
@@ -375,18 +376,75 @@ def _pad_by_index(x: Array, widths, mode: str, reflect_type: str) -> Array:
     return x
 
 
-def _pad_statistic(x: Array, widths, mode: str) -> Array:
-    """'maximum'/'minimum': fill each side with the extremum along the padded axis."""
-    reduce = lax_red.reduce_max if mode == "maximum" else lax_red.reduce_min
-    for axis, (lo, hi) in enumerate(widths):
+def _pad_statistic(x: Array, widths, mode: str, stat_length) -> Array:
+    """'maximum', 'minimum', 'mean', 'median': each side filled with the statistic of the
+    `stat_length` elements nearest it along the padded axis (all of them by default), one
+    axis after another, so later axes see the earlier padding (NumPy's order). Integer
+    means and medians are rounded to the nearest, as NumPy and JAX do."""
+    lengths = _pad_pairs(stat_length, x.ndim, "stat_length") if stat_length is not None else (
+        [(None, None)] * x.ndim)
+    for axis, ((lo, hi), (n_lo, n_hi)) in enumerate(zip(widths, lengths)):
         if lo == hi == 0:
             continue
-        if x.shape[axis] == 0:
+        n = x.shape[axis]
+        if n == 0:
             raise ValueError(f"pad: cannot compute the {mode} of empty axis {axis}")
-        edge = shapes.expand_dims(reduce(x, (axis,)), axis)
-        pieces = [tile(edge, _reps(x.ndim, axis, lo)), x, tile(edge, _reps(x.ndim, axis, hi))]
+        pieces = [x]
+        if lo:
+            count = n if n_lo is None else max(1, min(int(n_lo), n))
+            edge = _statistic(_axis_slice(x, axis, 0, count), axis, mode)
+            pieces.insert(0, tile(edge, _reps(x.ndim, axis, lo)))
+        if hi:
+            count = n if n_hi is None else max(1, min(int(n_hi), n))
+            edge = _statistic(_axis_slice(x, axis, n - count, n), axis, mode)
+            pieces.append(tile(edge, _reps(x.ndim, axis, hi)))
         x = lax_shape.concatenate(pieces, axis)
     return x
+
+
+def _statistic(part: Array, axis: int, mode: str) -> Array:
+    """The statistic of `part` along `axis`, kept as an axis of size 1, in part's dtype."""
+    if mode in ("maximum", "minimum"):
+        reduce = lax_red.reduce_max if mode == "maximum" else lax_red.reduce_min
+        return shapes.expand_dims(reduce(part, (axis,)), axis)
+    from redraft.numpy.searching import median
+    stat = (reductions.mean(part, axis=axis, keepdims=True) if mode == "mean"
+            else median(part, axis=axis, keepdims=True))
+    if np.issubdtype(part.dtype, np.integer):
+        stat = ufuncs.round(stat)
+    return cast(stat, part.dtype)
+
+
+def _pad_linear_ramp(x: Array, widths, end_values) -> Array:
+    """'linear_ramp': each side runs linearly from its end value (outermost) to the edge
+    value of the array, as NumPy's linspace without its endpoint."""
+    ends = _pad_pairs(end_values, x.ndim, "end_values")
+    for axis, ((lo, hi), (end_lo, end_hi)) in enumerate(zip(widths, ends)):
+        if lo == hi == 0:
+            continue
+        n = x.shape[axis]
+        if n == 0:
+            raise ValueError(f"pad: cannot extend empty axis {axis} in mode 'linear_ramp'")
+        pieces = [x]
+        if lo:
+            steps = np.arange(lo) / lo
+            pieces.insert(0, _ramp(_axis_slice(x, axis, 0, 1), end_lo, steps, axis))
+        if hi:
+            steps = np.arange(hi)[::-1] / hi
+            pieces.append(_ramp(_axis_slice(x, axis, n - 1, n), end_hi, steps, axis))
+        x = lax_shape.concatenate(pieces, axis)
+    return x
+
+
+def _ramp(edge: Array, end, steps: np.ndarray, axis: int) -> Array:
+    """end + (edge - end) * steps along `axis`, in `edge`'s dtype (computed in floating
+    point for integers, then truncated as NumPy's linspace casts)."""
+    compute = edge.dtype if np.issubdtype(edge.dtype, np.inexact) else np.float32
+    shape = tuple(len(steps) if d == axis else 1 for d in range(edge.ndim))
+    t = as_array(steps.reshape(shape).astype(compute))
+    start = cast(as_array(end), compute)
+    ramp = ufuncs.add(start, ufuncs.multiply(ufuncs.subtract(cast(edge, compute), start), t))
+    return cast(ramp, edge.dtype)
 
 
 def _reps(ndim: int, axis: int, count: int) -> tuple[int, ...]:
@@ -394,8 +452,9 @@ def _reps(ndim: int, axis: int, count: int) -> tuple[int, ...]:
 
 
 def pad(array, pad_width, mode: str = "constant", *, constant_values=0,
-        reflect_type: str = "even", stat_length=None) -> Array:
-    """Pad with a constant, the edge values, a reflection, or a wrap-around copy."""
+        reflect_type: str = "even", stat_length=None, end_values=0) -> Array:
+    """Pad with a constant, the edge values, a linear ramp, a statistic, a reflection, or a
+    wrap-around copy."""
     x = as_array(array)
     widths = [(int(lo), int(hi)) for lo, hi in _pad_pairs(pad_width, x.ndim, "pad_width")]
     if any(w < 0 for pair in widths for w in pair):
@@ -406,10 +465,10 @@ def pad(array, pad_width, mode: str = "constant", *, constant_values=0,
         return _pad_constant(x, widths, constant_values)
     if mode == "empty":
         return _pad_constant(x, widths, 0)
-    if stat_length is not None:
-        raise NotImplementedError("pad: stat_length is not supported")
-    if mode in ("maximum", "minimum"):
-        return _pad_statistic(x, widths, mode)
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(x, widths, end_values)
+    if mode in ("maximum", "minimum", "mean", "median"):
+        return _pad_statistic(x, widths, mode, stat_length)
     return _pad_by_index(x, widths, mode, reflect_type)
 
 

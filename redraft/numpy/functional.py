@@ -37,11 +37,13 @@ def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None =
     def wrapped(*args):
         arrays = [jnp.asarray(a) if i not in excluded else a for i, a in enumerate(args)]
         batched = [i for i, a in enumerate(arrays) if i not in excluded]
-        cores = _core_shapes(ins, [arrays[i] for i in batched], pyfunc)
+        cores = _core_shapes(ins, [arrays[i].shape for i in batched], pyfunc)
         loops = [arrays[i].shape[:arrays[i].ndim - len(c)] for i, c in zip(batched, cores)]
         shape = jnp.broadcast_shapes(*loops) if batched else ()
-        for i, core in zip(batched, cores):
-            arrays[i] = jnp.broadcast_to(arrays[i], shape + core)
+        # a new list, not one written over: each argument broadcast to the loop shape
+        core_of = dict(zip(batched, cores))
+        arrays = [jnp.broadcast_to(a, shape + core_of[i]) if i in core_of else a
+                  for i, a in enumerate(arrays)]
         fun = pyfunc
         in_axes = tuple(0 if i in batched else None for i in range(len(arrays)))
         for _ in range(len(shape)):
@@ -66,21 +68,22 @@ def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[
             for side in sides]
 
 
-def _core_shapes(ins, arrays: list, pyfunc) -> list[tuple[int, ...]]:
-    """The core shape of each argument under signature inputs `ins` (all () without one),
-    checking that every core dimension name has one size."""
+def _core_shapes(ins, arg_shapes: list, pyfunc) -> list[tuple[int, ...]]:
+    """The core shape of each argument (given by its shape, so that transforms see a
+    function of shapes only) under signature inputs `ins` (all () without one), checking
+    that every core dimension name has one size."""
     if ins is None:
-        return [()] * len(arrays)
-    if len(ins) != len(arrays):
+        return [()] * len(arg_shapes)
+    if len(ins) != len(arg_shapes):
         raise TypeError(f"wrong number of positional arguments: expected {len(ins)}, got "
-                        f"{len(arrays)} (vectorize of {getattr(pyfunc, '__name__', pyfunc)})")
+                        f"{len(arg_shapes)} (vectorize of {getattr(pyfunc, '__name__', pyfunc)})")
     sizes: dict[str, int] = {}
     shapes = []
-    for dims, a in zip(ins, arrays):
-        if a.ndim < len(dims):
-            raise ValueError(f"input with shape {a.shape} does not have enough dimensions "
+    for dims, shape in zip(ins, arg_shapes):
+        if len(shape) < len(dims):
+            raise ValueError(f"input with shape {shape} does not have enough dimensions "
                              f"for its core dimensions {dims}")
-        core = a.shape[a.ndim - len(dims):]
+        core = shape[len(shape) - len(dims):]
         for name, size in zip(dims, core):
             if sizes.setdefault(name, size) != size:
                 raise ValueError(f"inconsistent size for core dimension {name!r}: "

@@ -45,5 +45,30 @@ bool_ = _ScalarType(np.bool_)
 complex64 = _ScalarType(np.complex64)
 complex128 = _ScalarType(np.complex128)
 
+# the narrow types JAX takes from the ml_dtypes package: named (dtype=jnp.bfloat16 compares
+# and hashes as JAX's does), but making an array of one is refused where dtypes are read
+# (runtime/dtypes.py): the runtime computes with NumPy's own dtypes only
+ML_DTYPE_NAMES = ("bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
+                  "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+                  "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "int1", "int2", "int4",
+                  "uint1", "uint2", "uint4")
+
+
+def _ml_dtypes_scalar_types() -> dict[str, _ScalarType]:
+    import ml_dtypes
+    return {name: _ScalarType(getattr(ml_dtypes, name)) for name in ML_DTYPE_NAMES}
+
+
+globals().update(_ml_dtypes_scalar_types())
+
 __all__ = ["float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8",
-           "uint16", "uint32", "uint64", "bool_", "complex64", "complex128"]
+           "uint16", "uint32", "uint64", "bool_", "complex64", "complex128", *ML_DTYPE_NAMES]
+
+
+def _refuse_batching() -> None:
+    from redraft.compiler.primitives.registry import defnotbatchable
+    for name in ML_DTYPE_NAMES:
+        defnotbatchable(globals()[name], f"redraft has no {name} arrays to batch")
+
+
+_refuse_batching()

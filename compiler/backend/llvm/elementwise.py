@@ -105,11 +105,11 @@ def _rem(b, args, dtypes, out, params):
     if is_float(dt):
         return b.frem(x, y)
     one = const_like(dt, 1, y)
-    bad = b.icmp_unsigned("==", y, const_like(dt, 0, y))
-    if is_signed(dt):
-        bad = b.or_(bad, b.icmp_signed("==", y, const_like(dt, -1, y)))
-        return b.srem(x, b.select(bad, one, y))
-    return b.urem(x, b.select(bad, one, y))
+    zero = b.icmp_unsigned("==", y, const_like(dt, 0, y))
+    if is_signed(dt):  # x rem -1 is 0 (by 1: no overflow trap on MIN rem -1)
+        bad = b.or_(zero, b.icmp_signed("==", y, const_like(dt, -1, y)))
+        return b.select(zero, x, b.srem(x, b.select(bad, one, y)))  # x rem 0 is x, as XLA
+    return b.select(zero, x, b.urem(x, b.select(zero, one, y)))
 
 
 @rule(ew.pow_p, cost=20)

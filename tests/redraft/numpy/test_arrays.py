@@ -152,7 +152,7 @@ ERRORS = [
     (lambda: jnp.split(V, 2), ValueError, "equal"),
     (lambda: jnp.split(V, 0), ValueError, "larger than 0"),
     (lambda: jnp.vsplit(V, 1), ValueError, "2 or more dimensions"),
-    (lambda: jnp.pad(M, 1, "median"), ValueError, "mode 'median' is not supported"),
+    (lambda: jnp.pad(M, 1, "nearest"), ValueError, "mode 'nearest' is not supported"),
     (lambda: jnp.pad(M, -1), ValueError, "non-negative"),
     (lambda: jnp.pad(M, ((1, 2, 3),)), ValueError, "does not fit an array of rank 2"),
     (lambda: jnp.pad(np.zeros((0, 2)), 1, "edge"), ValueError, "empty axis"),
