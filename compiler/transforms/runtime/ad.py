@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import redraft.numpy as jnp
+from redraft.compiler.core import helpers
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.pytree import tree_flatten, tree_map, tree_unflatten
 from redraft.runtime.staged import StagedBuf
@@ -795,6 +796,15 @@ def dict_part(g: dict, like: dict, over: dict | None = None) -> dict:
     cotangent of `like` in merge_dicts(like, over) (over's items replaced like's there)."""
     return {k: zeros_like(v) if over is not None and k in over else g[k]
             for k, v in like.items()}
+
+
+def overwritten_bar(g, key, container):
+    """The cotangent of `container` from `g`, the cotangent of `set_item(container, key,
+    value)`: g with the item `key` zero, shaped like the item the write replaced (the new
+    value may have another shape), and without it where the write added a dict key."""
+    if isinstance(container, dict) and key not in container:
+        return {k: v for k, v in g.items() if k != key}
+    return helpers.set_item(g, key, zeros_like(container[key]))
 
 
 def dict_part_bar(ct: dict, g: dict, like: dict, over: dict | None = None) -> dict:

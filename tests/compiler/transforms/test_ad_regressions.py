@@ -735,3 +735,33 @@ def test_an_array_unpacked_inside_a_scan_body_differentiates():
     want = fd_grad(lambda v: float(_scan_of_unpacking(jnp.asarray(v, jnp.float32))),
                    p.astype(np.float64), eps=1e-3)
     np.testing.assert_allclose(np.asarray(g), want, rtol=2e-3, atol=2e-3)
+
+
+def _overwrite_with_broadcast(a, b):
+    xs = [a, b]
+    xs[1] = jnp.broadcast_to(xs[1], (3, 2))
+    return jnp.sum(xs[0] * xs[1]) + jnp.sum(xs[1] ** 2)
+
+
+def _overwrite_dict_items(a, b):
+    d = {"a": a}
+    d["b"] = b * 2.0
+    d["a"] = jnp.stack([d["a"], d["a"]])
+    return jnp.sum(d["a"] ** 2) + jnp.sum(d["b"])
+
+
+def test_an_overwritten_container_item_of_another_shape():
+    """`xs[1] = broadcast_to(xs[1], ...)`: the reverse rule of the write gave the old item a
+    zero shaped like the new value (a wrong gradient, or a broadcasting error); a dict key
+    the write adds has no cotangent in the original dict. Values are JAX 0.10.2's."""
+    a = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    b = np.array([1.0, 2.0], np.float32)
+    for transform in (lambda f: f, redraft.jit):
+        ga, gb = transform(redraft.grad(_overwrite_with_broadcast, argnums=(0, 1)))(a, b)
+        np.testing.assert_allclose(ga, [[1, 2], [1, 2], [1, 2]])
+        np.testing.assert_allclose(gb, [12, 21])
+        ga, gb = transform(redraft.grad(_overwrite_dict_items, argnums=(0, 1)))(b, b)
+        np.testing.assert_allclose(ga, [4, 8])
+        np.testing.assert_allclose(gb, [2, 2])
+    np.testing.assert_allclose(redraft.vmap(redraft.grad(_overwrite_dict_items))(a, a),
+                               4 * a)

@@ -104,10 +104,17 @@ defjvp(helpers.set_item,
 defjvp_joint(helpers.set_item, lambda container_dot, value_dot, ans, container, key, value:
              helpers.set_item(container_dot, key, value_dot), ("container", "value"))
 defvjp(helpers.set_item,
-       lambda g, ans, container, key, value: helpers.set_item(g, key, ad.zeros_like(value)),
+       lambda g, ans, container, key, value: ad.overwritten_bar(g, key, container),
        lambda g, ans, container, key, value: g[key],
        argnames=("container", "value"))
 defstatic(helpers.set_item, "key")
+# overwritten_bar maps a cotangent of the written container to one of the original (the item
+# `key` zero, or gone): its transpose puts a zero of the written value's shape back at `key`
+defjvp(ad.overwritten_bar, lambda g_dot, ans, g, key, container:
+       ad.overwritten_bar(g_dot, key, container), argnames=("g",))
+defvjp(ad.overwritten_bar, lambda h, ans, g, key, container:
+       helpers.set_item(h, key, ad.zeros_like(g[key])), argnames=("g",))
+defstatic(ad.overwritten_bar, "key")
 # ---- pytree leaves: a list of a tree's leaves, and back ------------------------------------------
 defjvp(pytree.tree_leaves, lambda tree_dot, ans, tree, is_leaf=None:
        pytree.tree_leaves(tree_dot, is_leaf), argnames=("tree",))

@@ -239,7 +239,7 @@ defbatch(ad.dict_values, _dict_values)
 defbatch(ad.attr_tangent, _attr_tangent)
 # Python containers and objects rebuilt around batched values: example by example
 for _fn in (ad.dict_part, ad.unzip_spread, ad.sorted_like, ad.unsorted, ad.object_tangent,
-            ad.object_items_bar, ad.dict_part_bar):
+            ad.object_items_bar, ad.dict_part_bar, ad.overwritten_bar):
     defbatch(_fn, loop_returning("any"))
 defbatch(ad.unstack, _unstack)
 defbatch(ad.untranspose, _untranspose)
