@@ -30,6 +30,7 @@ bench:
 	$(PY) -m benchmarks.bench_kernels
 	$(PY) -m benchmarks.bench_compile
 	$(PY) -m benchmarks.bench_steps
+	$(PY) -m benchmarks.bench_programs
 	$(PY) -m benchmarks.bench_first_call
 	$(PY) -m benchmarks.bench_matmul
 
