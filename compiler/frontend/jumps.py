@@ -168,6 +168,11 @@ def _loop(loop, outer: _Flags | None, ret: _Return) -> list:
         loop.test = gast.BoolOp(op=gast.And(), values=[_not(flags.broke), loop.test])
     returns = has_return
     out = [_assign(flags.broke, _const(False)), _mark(loop, returns=returns)]
+    if loop.orelse:  # for/while ... else: the else block runs where no break ended the loop
+        orelse = _block(loop.orelse, outer, ret)
+        out.append(_mark(gast.If(test=_not(flags.broke), body=orelse, orelse=[]),
+                         jumps=outer is not None and _jumps(orelse)))
+        loop.orelse = []
     if returns and outer is not None:  # a return leaves the enclosing loops too
         out.append(_mark(gast.If(test=_name(ret.flag),
                                  body=[_assign(outer.broke, _const(True))], orelse=[]),
