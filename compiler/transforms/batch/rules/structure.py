@@ -217,8 +217,10 @@ def _enumerate(b):
 def _builtin_sum(b):
     """sum(xs): over a container, Python's own; over a batched array, its per-example rows."""
     t = b.ctx.type_of(b.call.args[0])
-    if bt.is_array(t) and len(b.call.args) == 1:
+    if t is bt.B and len(b.call.args) == 1:
         return ir.Call(jnp_ref("sum"), (b.call.args[0],), (("axis", ir.Const(1)),)), bt.B
+    # a tree of unknown structure may be a list of batched arrays (a dict's values whose
+    # keys a loop made): summed example by example, never over its leaves' batch axis
     return loop(b) if bt.is_array(t) else (b.call, bt.batchify(bt.element(t)))
 
 
