@@ -597,7 +597,7 @@ class Lowering:
                                                                                   step)))))
 
         if method == "append" and len(args) == 1:
-            new = ir.Call(ir.Ref(helpers.append, "append"), (ys, self.expr(args[0], out)))
+            new = ir.Call(ir.Ref(helpers.append, "append"), (ys, self.item_value(args[0], out)))
         elif method == "extend" and len(args) == 1:
             more = self.emit(out, node, ir.Call(ir.Ref(list, "list"),
                                                 (self.expr(args[0], out),)))
@@ -850,6 +850,8 @@ class Lowering:
         if self.unrolled_over_functions(node.iter, node.target, node, out,
                                         lambda copy: self.block(node.body, copy)):
             return
+        if self.unrolled_over_keys(node, out):
+            return
         target, iterable, body = self.loop_header(node.iter, node.target, node, out)
         for s in node.body:
             self.stmt(s, body)
@@ -937,22 +939,52 @@ class Lowering:
                 and self.stores_of(target.id) == 1):
             value = self.unrolled_lambdas(value) or value
         if not (len(node.targets) == 1 and isinstance(target, gast.Name)
-                and isinstance(value, (gast.List, gast.Tuple)) and value.elts
+                and isinstance(value, (gast.List, gast.Tuple, gast.Dict)) and (
+                    value.values if isinstance(value, gast.Dict) else value.elts)
                 and self.stores_of(target.id) == 1):
             return False
-        if not all(isinstance(e, (gast.Lambda, gast.Name, gast.Attribute)) for e in value.elts):
+        keys = None
+        elts = value.values if isinstance(value, gast.Dict) else value.elts
+        if isinstance(value, gast.Dict):  # {"relu": jax.nn.relu, "scale": lambda t: t * w}
+            if not all(isinstance(k, gast.Constant) and isinstance(k.value, str)
+                       for k in value.keys):
+                return False
+            keys = [k.value for k in value.keys]
+        if not all(isinstance(e, (gast.Lambda, gast.Name, gast.Attribute)) or self.is_partial(e)
+                   for e in elts):
             return False
         scratch: list = []
         try:
-            atoms = [self.expr(e, scratch) for e in value.elts]
+            atoms = [self.expr(e, scratch) for e in elts]
         except UnsupportedSyntaxError:
             return False
-        if not all(isinstance(a, ir.Ref) and callable(a.value) for a in atoms):
+        if not all(isinstance(a, ir.Ref) and (callable(a.value) or self.fixed_partial(a.value))
+                   for a in atoms):
             return False
         out.extend(scratch)  # the lambdas' default values, evaluated here
         items = [a.value for a in atoms]
-        self.known[target.id] = items if isinstance(value, gast.List) else tuple(items)
+        if keys is not None:
+            self.known[target.id] = dict(zip(keys, items))
+        else:
+            self.known[target.id] = items if isinstance(value, gast.List) else tuple(items)
         return True
+
+    def is_partial(self, node) -> bool:
+        """Whether `node` calls functools.partial."""
+        if not isinstance(node, gast.Call):
+            return False
+        ref = self.known_ref(node.func)
+        return ref is not None and ref.value is functools.partial
+
+    def fixed_partial(self, value) -> bool:
+        """A partial whose bound arguments keep their values wherever it is called: constants,
+        temporaries and locals assigned once (a partial binds values when it is made)."""
+        if not isinstance(value, PartialCall):
+            return False
+        atoms = [value.fn] + list(value.args) + [a for _, a in value.kwargs]
+        return all(not isinstance(a, ir.Var) or a.name not in self.locals
+                   or self.stores_of(a.name) == (0 if a.name in self.params else 1)
+                   for a in atoms)
 
     def unrolled_lambdas(self, node):
         """`[lambda t, k=k: ... for k in range(3)]`, over values known when the source is
@@ -1017,7 +1049,34 @@ class Lowering:
         value = ref.value if ref is not None else None
         if not (isinstance(value, (tuple, list)) and value):
             return None
-        return value if any(specialise.is_function_value(v) for v in value) else None
+        return value if any(specialise.is_function_value(v) or isinstance(v, PartialCall)
+                            for v in value) else None
+
+    def unrolled_over_keys(self, node, out) -> bool:
+        """`for name in ["scale", "sin"]: y = acts[name](y)` with `acts` a dict of function
+        values known when the source is read: the loop unrolled, `name` a constant in each
+        copy, so each call is of a known function. False (nothing emitted) otherwise."""
+        if not (isinstance(node.iter, (gast.List, gast.Tuple)) and 0 < len(node.iter.elts) <= 64
+                and isinstance(node.target, gast.Name) and all(
+                    isinstance(e, gast.Constant) and isinstance(e.value, (str, int))
+                    for e in node.iter.elts)):
+            return False
+        name = node.target.id
+        indexes_known = any(
+            isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name)
+            and n.slice.id == name and isinstance(n.value, gast.Name)
+            and isinstance(self.known.get(n.value.id), dict) and any(
+                specialise.is_function_value(v) or isinstance(v, PartialCall)
+                for v in self.known[n.value.id].values())
+            for stmt in node.body for n in gast.walk(stmt))
+        if not indexes_known or self.stores_of(name) != 1:
+            return False
+        saved = dict(self.known)
+        for e in node.iter.elts:
+            self.known[name] = e.value
+            self.block(node.body, out)
+        self.known = saved
+        return True
 
     def builtin_iterator(self, node) -> str | None:
         """'enumerate' or 'zip' if `node` calls that builtin (as a loop reads it by index)."""
@@ -1332,12 +1391,18 @@ class Lowering:
     def expr_Tuple(self, node, out):
         if any(isinstance(e, gast.Starred) for e in node.elts):
             return self.display_with_spreads(node, out, ir.Tuple, tuple)
-        return ir.Tuple(tuple(self.expr(e, out) for e in node.elts))
+        return ir.Tuple(tuple(self.item_value(e, out) for e in node.elts))
 
     def expr_List(self, node, out):
         if any(isinstance(e, gast.Starred) for e in node.elts):
             return self.display_with_spreads(node, out, ir.List, list)
-        return ir.List(tuple(self.expr(e, out) for e in node.elts))
+        return ir.List(tuple(self.item_value(e, out) for e in node.elts))
+
+    def item_value(self, node, out) -> ir.Atom:
+        """An item stored in a container (a display, `ys.append(f)`, `d[k] = f`): a local
+        function that captures values or has defaults, or a partial, made a value there
+        (function_value), so that calling it from the container passes what it captured."""
+        return self.function_value(self.expr(node, out), node, out)
 
     def display_with_spreads(self, node, out, display, kind) -> ir.Atom:
         """`(a, *rest, b)`: the runs of plain items as displays, each spread sequence made a
@@ -1348,7 +1413,7 @@ class Lowering:
         run: list[ir.Atom] = []
         for e in node.elts:
             if not isinstance(e, gast.Starred):
-                run.append(self.expr(e, out))
+                run.append(self.item_value(e, out))
                 continue
             if run:
                 pieces.append(self.emit(out, node, display(tuple(run))))
@@ -1372,7 +1437,7 @@ class Lowering:
 
         def display() -> ir.Atom:
             keys = tuple(self.expr(k, out) for k, _ in run)
-            values = tuple(self.expr(v, out) for _, v in run)
+            values = tuple(self.item_value(v, out) for _, v in run)
             k_atom = self.emit(out, node, ir.Tuple(keys))
             v_atom = self.emit(out, node, ir.Tuple(values))
             return ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (k_atom, v_atom))

@@ -204,3 +204,40 @@ def _nonlocal_counter(x):
 def test_assigning_a_nonlocal_is_refused_as_nonlocal():
     with pytest.raises(UnsupportedSyntaxError, match="nonlocal 'count'"):
         redraft.jit(_nonlocal_counter)(X)
+
+
+def _layer(v, w, b):
+    return jnp.tanh(v * w + b)
+
+
+def closures_in_a_dict_called_by_key(x):
+    w = x * 0.5
+    acts = {"scale": lambda v: v * w, "sin": jnp.sin}
+    y = x
+    for name in ["scale", "sin", "scale"]:
+        y = acts[name](y)
+    return jnp.sum(y) + jnp.sum(acts["scale"](x))
+
+
+def partials_in_a_list(x):
+    w = x * 0.3
+    layers = [functools.partial(_layer, w=w, b=0.1), functools.partial(_layer, w=2.0, b=x)]
+    y = x
+    for layer in layers:
+        y = layer(y)
+    return jnp.sum(y)
+
+
+def closures_in_a_display(x):
+    w = jnp.cos(x)
+    fns = (lambda v: v + w, lambda v: v * w, jnp.tanh)
+    y = x
+    for f in fns:
+        y = f(y)
+    return jnp.sum(y)
+
+
+@pytest.mark.parametrize("fn", [closures_in_a_dict_called_by_key, partials_in_a_list,
+                                closures_in_a_display], ids=lambda f: f.__name__)
+def test_closures_and_partials_held_in_containers_are_differentiated_in_what_they_capture(fn):
+    test_jit_grad_and_vmap_agree_with_plain_python(fn)
