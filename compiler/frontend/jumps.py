@@ -152,6 +152,15 @@ def _stmt(stmt, flags: _Flags | None, ret: _Return) -> list:
         jumps = flags is not None and (_jumps(stmt.body) or _jumps(stmt.orelse))
         returns = any(_loop_returns(s) for s in stmt.body + stmt.orelse)
         return [_mark(stmt, jumps=jumps, returns=returns)]
+    if isinstance(stmt, gast.Try):  # its blocks as an if's (normalize.py decides the try)
+        blocks = [stmt.body, stmt.orelse, stmt.finalbody] + [h.body for h in stmt.handlers]
+        new = [_block(b, flags, ret) for b in blocks]
+        stmt.body, stmt.orelse, stmt.finalbody = new[:3]
+        for handler, body in zip(stmt.handlers, new[3:]):
+            handler.body = body
+        jumps = flags is not None and any(_jumps(b) for b in new)
+        returns = any(_loop_returns(s) for b in new for s in b)
+        return [_mark(stmt, jumps=jumps, returns=returns)]
     if isinstance(stmt, (gast.For, gast.While)):
         return _loop(stmt, flags, ret)
     return [stmt]

@@ -745,6 +745,9 @@ class Lowering:
             ran, handler, exc = static_try.decide(node, self.static_value, self.origin(node)[0],
                                                   self.env.globals)
         except static_try.Undecidable as e:
+            run_time = self.run_time_try(node)
+            if run_time is not None:
+                return run_time
             self.fail(node, f"this `try` cannot be decided: {e}. redraft decides a `try` when "
                             "it reads the function (JAX, when it traces), so its body may "
                             "read only values known then: constants, globals, imports, static "
@@ -769,6 +772,72 @@ class Lowering:
             if getattr(s, "lineno", None) is None:
                 gast.copy_location(s, node)
         return chosen
+
+    def run_time_try(self, node) -> list | None:
+        """A `try` whose body reads the function's own values (a static argument, a dict's
+        keys, an object's attributes), decided when the function runs by
+        helpers.decide_try (static_try.RunTimeTry): the statements it returns guard each
+        body statement, handler and `else` by what ran. None where the body reads no such
+        value (another reason made it undecidable)."""
+        from redraft.compiler.core import helpers
+        from redraft.compiler.frontend import static_try
+        read = set()
+        for part in list(node.body) + [h.type for h in node.handlers if h.type is not None]:
+            read |= local_functions.read_names(part)
+        inside: dict[str, int] = {}
+        for part in node.body:
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                    inside[n.id] = inside.get(n.id, 0) + 1
+        passed = []
+        for name in sorted(read):
+            bound_before = name in self.params or self.stores_of(name) > inside.get(name, 0)
+            if name not in self.locals or not bound_before:
+                continue
+            try:
+                self.static_value(name)
+            except static_try.NotKnownYet:
+                passed.append(name)
+            except KeyError:
+                pass
+        if not passed:
+            return None
+        decider = static_try.RunTimeTry(node, tuple(passed), self.static_value,
+                                        self.origin(node), self.env.globals)
+        names = {role: self.fresh_local(role) for role in
+                 ("try_decider", "decide_try", "try_path", "ran", "caught", "raised")}
+        self.locals |= {names[r] for r in ("try_path", "ran", "caught", "raised")}
+        self.imported[names["try_decider"]] = decider
+        self.imported[names["decide_try"]] = helpers.decide_try
+        load, store = jumps._name, (lambda n: jumps._name(n, store=True))
+
+        def compare(name: str, op, value: int):
+            return gast.Compare(left=load(name), ops=[op], comparators=[jumps._const(value)])
+
+        out = [jumps._assign(names["try_path"], gast.Call(
+            func=load(names["decide_try"]), args=[load(names["try_decider"])]
+            + [load(n) for n in passed], keywords=[]))]
+        for k, role in enumerate(("ran", "caught", "raised")):
+            out.append(gast.Assign(targets=[store(names[role])], value=gast.Subscript(
+                value=load(names["try_path"]), slice=jumps._const(k), ctx=gast.Load()),
+                type_comment=None))
+        for i, stmt in enumerate(node.body):
+            out.append(gast.If(test=compare(names["ran"], gast.Gt(), i), body=[stmt], orelse=[]))
+        for j, handler in enumerate(node.handlers):
+            bind = [jumps._assign(handler.name.id, load(names["raised"]))] if handler.name else []
+            out.append(gast.If(test=compare(names["caught"], gast.Eq(), j),
+                               body=bind + list(handler.body), orelse=[]))
+        if node.orelse:
+            out.append(gast.If(test=compare(names["caught"], gast.Eq(), -1),
+                               body=list(node.orelse), orelse=[]))
+        out += list(node.finalbody)
+        out.append(gast.If(test=compare(names["caught"], gast.Eq(), -2),
+                           body=[gast.Raise(exc=load(names["raised"]), cause=None)], orelse=[]))
+        for s in out:
+            for n in gast.walk(s):
+                if "lineno" in getattr(n, "_attributes", ()) and getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, node)
+        return out
 
     def static_value(self, name: str):
         """The value `name` has when the source is read (static_try.StaticNames' resolver):
@@ -1054,8 +1123,10 @@ class Lowering:
 
     def unrolled_over_keys(self, node, out) -> bool:
         """`for name in ["scale", "sin"]: y = acts[name](y)` with `acts` a dict of function
-        values known when the source is read: the loop unrolled, `name` a constant in each
-        copy, so each call is of a known function. False (nothing emitted) otherwise."""
+        values known when the source is read, or a loop over constants whose body has a
+        `try` reading the loop variable: the loop unrolled, `name` a constant in each copy,
+        so each call is of a known function and each try is decided when the source is
+        read. False (nothing emitted) otherwise."""
         if not (isinstance(node.iter, (gast.List, gast.Tuple)) and 0 < len(node.iter.elts) <= 64
                 and isinstance(node.target, gast.Name) and all(
                     isinstance(e, gast.Constant) and isinstance(e.value, (str, int))
@@ -1069,7 +1140,10 @@ class Lowering:
                 specialise.is_function_value(v) or isinstance(v, PartialCall)
                 for v in self.known[n.value.id].values())
             for stmt in node.body for n in gast.walk(stmt))
-        if not indexes_known or self.stores_of(name) != 1:
+        decides_try = any(isinstance(n, gast.Try) and name in set().union(
+            *(local_functions.read_names(b) for b in n.body))
+            for stmt in node.body for n in gast.walk(stmt))
+        if not (indexes_known or decides_try) or self.stores_of(name) != 1:
             return False
         saved = dict(self.known)
         for e in node.iter.elts:

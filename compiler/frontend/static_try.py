@@ -128,3 +128,41 @@ def decide(node, resolve, filename: str, globals_: dict):
                     return node.body[:k], handler, exc
             return node.body[:k], None, exc
     return list(node.body), None, None
+
+
+class RunTimeTry:
+    """A `try` whose body reads values of the function's own (a static argument, a dict
+    argument's keys, an object's attributes): decided each time the function runs (under
+    jit, when it is staged), by running the body's statements on those values (a body's
+    array operations run then too, as JAX's tracing runs them; their results are not kept).
+    Called through helpers.decide_try, which gives (statements that ran, index of the
+    handler that caught or -1 for none, -2 for an exception no handler catches, the
+    exception)."""
+
+    def __init__(self, node, names: tuple, resolve, origin: tuple, globals_: dict):
+        self.node = node
+        self.names = names
+        self.resolve = resolve
+        self.filename, self.line = origin
+        self.globals = globals_
+
+    def __call__(self, *values) -> tuple:
+        given = dict(zip(self.names, values))
+
+        def resolve(name):
+            if name in given:
+                return given[name]
+            return self.resolve(name)
+
+        try:
+            ran, handler, exc = decide(self.node, resolve, self.filename, self.globals)
+        except Undecidable as e:
+            raise Undecidable(f"{self.filename}:{self.line}: this `try` cannot be decided: "
+                              f"{e}") from None
+        if exc is None:
+            return len(ran), -1, None
+        index = self.node.handlers.index(handler) if handler is not None else -2
+        return len(ran), index, exc
+
+    def __repr__(self) -> str:
+        return f"<try at line {self.line}>"

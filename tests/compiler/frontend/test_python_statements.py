@@ -183,12 +183,65 @@ def _try_on_an_argument(x):
     return jnp.sum(y)
 
 
-def test_a_try_reading_run_time_values_is_refused_at_its_line_saying_what_to_write():
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        redraft.grad(_try_on_an_argument)(X)
+def test_a_try_reading_the_functions_values_is_decided_when_it_runs_but_not_per_example():
+    np.testing.assert_allclose(float(redraft.jit(_try_on_an_argument)(X)), 2 * X.sum(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(redraft.grad(_try_on_an_argument)(X), [2.0] * 3)
+    np.testing.assert_allclose(redraft.grad(_try_on_an_argument)(X[:2]), [1.0] * 2)
+    with pytest.raises(redraft.compiler.transforms.common.TransformError) as info:
+        redraft.vmap(_try_on_an_argument)(np.stack([X, X]))
     message = str(info.value)
-    assert "test_python_statements.py" in message and "`x`" in message
-    assert "x.shape[0]" in message
+    assert message.startswith(f"{__file__}:") and "`x`, which is batched" in message
+
+
+class _Config:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def __hash__(self):
+        return hash(self.lr)
+
+    def __eq__(self, other):
+        return isinstance(other, _Config) and other.lr == self.lr
+
+
+def _step(x, config, options):
+    try:
+        momentum = config.momentum
+    except AttributeError:
+        momentum = 0.9
+    try:
+        clip = options["clip"]
+    except KeyError:
+        clip = 10.0
+    return jnp.sum(jnp.minimum(x * config.lr * momentum, clip))
+
+
+def test_a_try_on_a_static_argument_and_a_dicts_keys():
+    options = {"scale": jnp.asarray(1.0)}
+    want = float(np.minimum(X * 0.5 * 0.9, 10.0).sum())
+    got = redraft.jit(_step, static_argnums=1)(X, _Config(0.5), options)
+    np.testing.assert_allclose(float(got), want, rtol=1e-6)
+    np.testing.assert_allclose(redraft.grad(_step)(X, _Config(0.5), options), [0.45] * 3,
+                               rtol=1e-6)
+    clipped = redraft.jit(_step, static_argnums=1)(X, _Config(0.5), {"clip": jnp.asarray(0.1)})
+    np.testing.assert_allclose(float(clipped), float(np.minimum(X * 0.45, 0.1).sum()),
+                               rtol=1e-6)
+
+
+def _try_in_a_loop(x):
+    total = 0.0
+    for key in ["a", "b", "c"]:
+        try:
+            v = {"a": 1.0, "c": 3.0}[key]
+        except KeyError:
+            continue
+        total = total + jnp.sum(x) * v
+    return total
+
+
+def test_a_try_in_a_loop_over_constants_is_decided_for_each():
+    test_jit_grad_and_vmap_agree_with_plain_python(_try_in_a_loop)
 
 
 def _nonlocal_counter(x):
