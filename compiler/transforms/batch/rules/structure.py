@@ -11,6 +11,7 @@ from redraft.compiler.transforms.batch.rules.common import elementwise, loop, un
 from redraft.compiler.transforms.batch.batching import (NotStatic, defbatch, defbatch_source,
                                                        defnotbatchable)
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
+from redraft.compiler.transforms.common import TransformError
 
 import redraft.numpy as jnp
 
@@ -224,6 +225,19 @@ def _builtin_sum(b):
     return loop(b) if bt.is_array(t) else (b.call, bt.batchify(bt.element(t)))
 
 
+def _decide_try(b):
+    """A `try` decided on the values it reads: the same for every example, so it may read
+    no batched value (its shape and contents would be the batch's, not an example's)."""
+    decider = b.call.args[0].value if isinstance(b.call.args[0], ir.Ref) else None
+    where = f"{decider.filename}:{decider.line}: " if hasattr(decider, "line") else ""
+    for a, name in zip(b.call.args[1:], getattr(decider, "names", ())):
+        if bt.is_batched(b.ctx.type_of(a)):
+            raise TransformError(f"{where}vmap: this `try` reads `{name}`, which is batched; a "
+                                 "try is decided once for all examples, so move what reads it "
+                                 "out of the try (check shapes with `if` or `assert`)")
+    return b.call, bt.U
+
+
 def _getattr(b):
     t = b.ctx.type_of(b.call.args[0])
     return b.call, bt.TREE if bt.is_batched(t) else bt.U
@@ -255,6 +269,7 @@ defbatch(pytree.tree_unflatten, _unflatten_of)
 defbatch_source(local_functions.closure)
 defbatch(ad.paths_bar_to_tree, lambda b: loop(b, "any"))
 defbatch(helpers.check, _check)
+defbatch(helpers.decide_try, _decide_try)
 defbatch(helpers.raise_, unbatched_result)
 for _op in (Exception, ValueError, TypeError, KeyError, IndexError, AssertionError,
             RuntimeError, NotImplementedError, AttributeError, ZeroDivisionError):
