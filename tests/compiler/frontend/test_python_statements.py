@@ -183,15 +183,28 @@ def _try_on_an_argument(x):
     return jnp.sum(y)
 
 
-def test_a_try_reading_the_functions_values_is_decided_when_it_runs_but_not_per_example():
+def _try_on_a_dict(d):
+    try:
+        y = d["x"] * d["scale"]
+    except KeyError:
+        y = d["x"]
+    return jnp.sum(y)
+
+
+def test_a_try_reading_the_functions_values_is_decided_when_it_runs():
     np.testing.assert_allclose(float(redraft.jit(_try_on_an_argument)(X)), 2 * X.sum(),
                                rtol=1e-6)
     np.testing.assert_allclose(redraft.grad(_try_on_an_argument)(X), [2.0] * 3)
     np.testing.assert_allclose(redraft.grad(_try_on_an_argument)(X[:2]), [1.0] * 2)
+    xs = np.stack([X, 2 * X])  # under vmap, decided on an example (its shape is (3,))
+    np.testing.assert_allclose(redraft.vmap(_try_on_an_argument)(xs), 2 * xs.sum(axis=1),
+                               rtol=1e-6)
+    np.testing.assert_allclose(redraft.vmap(redraft.grad(_try_on_an_argument))(xs),
+                               np.full((2, 3), 2.0))
     with pytest.raises(redraft.compiler.transforms.common.TransformError) as info:
-        redraft.vmap(_try_on_an_argument)(np.stack([X, X]))
+        redraft.vmap(_try_on_a_dict)({"x": xs, "scale": np.ones(2, np.float32)})
     message = str(info.value)
-    assert message.startswith(f"{__file__}:") and "`x`, which is batched" in message
+    assert message.startswith(f"{__file__}:") and "`d`, which holds batched" in message
 
 
 class _Config:

@@ -1,6 +1,7 @@
 """Batching rules of Python structure: tuples and lists of batched values, dicts, builtins that
 read structure (len of a tuple), and the builtins that would need one example's value."""
 import builtins
+import operator
 
 from redraft.compiler.core import helpers, ir
 from redraft.compiler.frontend import local_functions
@@ -230,12 +231,17 @@ def _decide_try(b):
     no batched value (its shape and contents would be the batch's, not an example's)."""
     decider = b.call.args[0].value if isinstance(b.call.args[0], ir.Ref) else None
     where = f"{decider.filename}:{decider.line}: " if hasattr(decider, "line") else ""
+    args = [b.call.args[0]]
     for a, name in zip(b.call.args[1:], getattr(decider, "names", ())):
-        if bt.is_batched(b.ctx.type_of(a)):
-            raise TransformError(f"{where}vmap: this `try` reads `{name}`, which is batched; a "
-                                 "try is decided once for all examples, so move what reads it "
-                                 "out of the try (check shapes with `if` or `assert`)")
-    return b.call, bt.U
+        t = b.ctx.type_of(a)
+        if t is bt.B:  # an array: decided on the first example's (its shape is every one's)
+            a = b.emit(ir.Call(ir.Ref(operator.getitem, "[]"), (a, ir.Const(0))), typ=bt.U)
+        elif bt.is_batched(t):
+            raise TransformError(f"{where}vmap: this `try` reads `{name}`, which holds batched "
+                                 "values; a try is decided once for all examples, so move what "
+                                 "reads it out of the try (check shapes with `if` or `assert`)")
+        args.append(a)
+    return ir.Call(b.call.fn, tuple(args)), bt.U
 
 
 def _getattr(b):
