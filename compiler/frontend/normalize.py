@@ -697,27 +697,31 @@ class Lowering:
                 self.fail(node, "`del` of an item works on a dict or list the function built; "
                                 "arrays are immutable (use `jnp.delete`)")
             name = target.value.id
+            if isinstance(target.slice, gast.Slice):
+                self.delete_slice(node, target, out)
+                continue
             call = gast.Call(func=gast.Attribute(value=target.value, attr="pop", ctx=gast.Load()),
                              args=[target.slice], keywords=[])
             gast.copy_location(call, node)
-            if isinstance(target.slice, gast.Slice):
-                d = self.name(target.value, node)
-                lo, hi = target.slice.lower, target.slice.upper
-                if target.slice.step is not None:
-                    self.fail(node, "`del ys[a:b:step]` is not supported; build the list "
-                                    "you keep (`ys = ys[::2]`)")
-                head = self.expr(gast.Subscript(value=target.value, slice=gast.Slice(
-                    lower=None, upper=lo, step=None), ctx=gast.Load()), out) if lo else \
-                    self.emit(out, node, ir.List(()))
-                tail = self.expr(gast.Subscript(value=target.value, slice=gast.Slice(
-                    lower=hi, upper=None, step=None), ctx=gast.Load()), out) if hi else \
-                    self.emit(out, node, ir.List(()))
-                from redraft.compiler.core import helpers
-                self.emit(out, node, ir.Call(ir.Ref(helpers.concat, "concat"), (head, tail)),
-                          name)
-                del d
-                continue
             self._rebind_mutation(gast.copy_location(gast.Expr(value=call), node), name, out)
+
+    def delete_slice(self, node, target, out: list) -> None:
+        """`del ys[a:b]`: ys rebound to `ys[:a] + ys[b:]` (concat, followed item by item)."""
+        from redraft.compiler.core import helpers
+        lo, hi = target.slice.lower, target.slice.upper
+        if target.slice.step is not None:
+            self.fail(node, "`del ys[a:b:step]` is not supported; build the list you keep "
+                            "(`ys = ys[::2]`)")
+
+        def part(lower, upper) -> ir.Atom:
+            return self.expr(gast.copy_location(gast.Subscript(
+                value=target.value, slice=gast.Slice(lower=lower, upper=upper, step=None),
+                ctx=gast.Load()), node), out)
+
+        head = part(None, lo) if lo is not None else self.emit(out, node, ir.List(()))
+        tail = part(hi, None) if hi is not None else self.emit(out, node, ir.List(()))
+        self.emit(out, node, ir.Call(ir.Ref(helpers.concat, "concat"), (head, tail)),
+                  target.value.id)
 
     @staticmethod
     def _static_int(node) -> int | None:

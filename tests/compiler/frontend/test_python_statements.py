@@ -130,7 +130,17 @@ def comprehension_dict_sum(x):
     return sum(evens.values()) * 2.0
 
 
-CASES = [try_missing_key, try_import_fallback, try_else_finally, try_return_in_handler,
+def del_slices(x):
+    ys = [x, x * 2.0, x * 3.0, x * 4.0]
+    del ys[1:3]
+    zs = [x, jnp.sin(x), x * 5.0]
+    del zs[:1]
+    ws = [x, x * 7.0]
+    del ws[1:]
+    return jnp.sum(ys[0] * ys[1]) + jnp.sum(zs[0] * zs[1]) + jnp.sum(ws[0]) + len(ys) + len(ws)
+
+
+CASES = [del_slices, try_missing_key, try_import_fallback, try_else_finally, try_return_in_handler,
          dict_methods, list_methods, loops_with_else, lambdas_with_defaults,
          iteration_builtins, set_membership, comprehension_dict_sum]
 
