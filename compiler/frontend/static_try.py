@@ -70,6 +70,24 @@ class Undecidable(Exception):
     """The try cannot be decided when the source is read; `reason` says why."""
 
 
+def namespace(node, names: StaticNames, globals_: dict) -> dict:
+    """One dict for running `node`: the module's globals, then every name it reads as
+    `names` gives it (one dict, so that comprehensions and lambdas in it see them too)."""
+    from redraft.compiler.frontend.local_functions import read_names
+    space = dict(globals_)
+    bound = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, (gast.Store, gast.Param))}  # comprehension targets too
+    for name in sorted(read_names(node)):
+        try:
+            space[name] = names[name]
+        except KeyError:
+            pass  # a builtin, or a name nothing defines: Python says which when it runs
+        except NotKnownYet:
+            if name not in bound:
+                raise
+    return space
+
+
 def run_statement(stmt, names: StaticNames, filename: str, globals_: dict):
     """Run one gast statement in `names`; a `return` evaluates its value."""
     if isinstance(stmt, gast.Return):
@@ -82,8 +100,15 @@ def run_statement(stmt, names: StaticNames, filename: str, globals_: dict):
     except SyntaxError as e:  # `continue` or `break` on their own
         raise Undecidable(f"its statement `{type(stmt).__name__}` runs only inside the "
                           f"function ({e.msg})") from None
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(code, globals_, names)  # noqa: S102 - the user's own statement, on known values
+    space = namespace(stmt, names, globals_)
+    before = dict(space)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(code, space)  # noqa: S102 - the user's own statement, on known values
+    finally:
+        for name, value in space.items():  # what it bound, also before raising
+            if name != "__builtins__" and (name not in before or before[name] is not value):
+                names[name] = value
 
 
 def evaluate(expr, names: StaticNames, filename: str, globals_: dict):
@@ -91,7 +116,7 @@ def evaluate(expr, names: StaticNames, filename: str, globals_: dict):
     tree = ast.Expression(body=gast.gast_to_ast(expr))
     code = compile(ast.fix_missing_locations(tree), filename, "eval")
     with contextlib.redirect_stdout(io.StringIO()):
-        return eval(code, globals_, names)  # noqa: S307
+        return eval(code, namespace(expr, names, globals_))  # noqa: S307
 
 
 def handler_matches(handler, exc, names: StaticNames, filename: str, globals_: dict) -> bool:

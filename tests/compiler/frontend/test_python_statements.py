@@ -317,3 +317,25 @@ def closures_in_a_display(x):
                                 closures_in_a_display], ids=lambda f: f.__name__)
 def test_closures_and_partials_held_in_containers_are_differentiated_in_what_they_capture(fn):
     test_jit_grad_and_vmap_agree_with_plain_python(fn)
+
+
+def _try_with_comprehensions(x):
+    keys = ["depth"]
+    scales = {"a": x * 1.0, "b": x * 2.0}
+    try:
+        total = sum([CFG[k] for k in keys])
+        parts = [scales[k] for k in ["a", "b"]]
+        extra = scales["c"]
+    except KeyError:
+        extra = 0.5
+    return jnp.sum(parts[0] * parts[1]) * total + extra
+
+
+def test_comprehensions_in_a_try_body_see_its_names():
+    # the body runs in one namespace, so a comprehension reads the function's values too
+    eager = float(_try_with_comprehensions(jnp.asarray(X)))
+    np.testing.assert_allclose(float(redraft.jit(_try_with_comprehensions)(X)), eager,
+                               rtol=1e-6)
+    np.testing.assert_allclose(redraft.grad(_try_with_comprehensions)(X), 2 * 2 * 2 * X,
+                               rtol=1e-5)
+
