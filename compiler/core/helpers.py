@@ -19,6 +19,13 @@ def raise_(exc) -> None:
     raise exc
 
 
+def decide_try(decider, *values) -> tuple:
+    """Which statements of a `try` run, decided on the values it reads when the function
+    runs (compiler/frontend/static_try.py RunTimeTry): (statements that ran, handler index,
+    the exception). Carries no derivative and is the same for every example."""
+    return decider(*values)
+
+
 def make_dict(keys: tuple, values: tuple) -> dict:
     """`{k: v, ...}`."""
     return dict(zip(keys, values))

@@ -152,6 +152,15 @@ def _stmt(stmt, flags: _Flags | None, ret: _Return) -> list:
         jumps = flags is not None and (_jumps(stmt.body) or _jumps(stmt.orelse))
         returns = any(_loop_returns(s) for s in stmt.body + stmt.orelse)
         return [_mark(stmt, jumps=jumps, returns=returns)]
+    if isinstance(stmt, gast.Try):  # its blocks as an if's (normalize.py decides the try)
+        blocks = [stmt.body, stmt.orelse, stmt.finalbody] + [h.body for h in stmt.handlers]
+        new = [_block(b, flags, ret) for b in blocks]
+        stmt.body, stmt.orelse, stmt.finalbody = new[:3]
+        for handler, body in zip(stmt.handlers, new[3:]):
+            handler.body = body
+        jumps = flags is not None and any(_jumps(b) for b in new)
+        returns = any(_loop_returns(s) for b in new for s in b)
+        return [_mark(stmt, jumps=jumps, returns=returns)]
     if isinstance(stmt, (gast.For, gast.While)):
         return _loop(stmt, flags, ret)
     return [stmt]
@@ -168,6 +177,11 @@ def _loop(loop, outer: _Flags | None, ret: _Return) -> list:
         loop.test = gast.BoolOp(op=gast.And(), values=[_not(flags.broke), loop.test])
     returns = has_return
     out = [_assign(flags.broke, _const(False)), _mark(loop, returns=returns)]
+    if loop.orelse:  # for/while ... else: the else block runs where no break ended the loop
+        orelse = _block(loop.orelse, outer, ret)
+        out.append(_mark(gast.If(test=_not(flags.broke), body=orelse, orelse=[]),
+                         jumps=outer is not None and _jumps(orelse)))
+        loop.orelse = []
     if returns and outer is not None:  # a return leaves the enclosing loops too
         out.append(_mark(gast.If(test=_name(ret.flag),
                                  body=[_assign(outer.broke, _const(True))], orelse=[]),

@@ -88,6 +88,15 @@ def closure_call(local: LocalFunction) -> ir.Call:
                    + tuple(ir.Var(n) for n in local.captured))
 
 
+def value_call(local: LocalFunction) -> ir.Call:
+    """The Core expression making `local`'s value where it is stored or passed (a list of
+    `lambda t, k=k: ...`): a Closure over its defaults, then its captured values. Its Core
+    takes its own parameters, then the captured ones, so a call of the value with the
+    parameters that have no default fills the rest as Python would."""
+    return ir.Call(ir.Ref(closure, "closure"), (ir.Ref(local.function, local.name),)
+                   + tuple(local.defaults) + tuple(ir.Var(n) for n in local.captured))
+
+
 def call_atoms(local: LocalFunction, args: tuple, kwargs: tuple = ()) -> tuple:
     """The arguments of a call to `local`: the caller's (keywords put in their parameter's
     place, parameters left out given their defaults), then the captured values."""

@@ -323,6 +323,8 @@ class Lowering:
                     stmt.orelse) else rest), else_out, result)
                 out.append(ir.If(cond, then_out, else_out, self.origin(stmt)))
                 return then_returns and else_returns
+            if isinstance(stmt, gast.Try):   # decided now: the statements it runs, then the rest
+                return self.returns_into(self.try_statements(stmt) + body[i + 1:], out, result)
             if isinstance(stmt, gast.With):   # a transparent context: its body, then the rest
                 self.check_transparent_with(stmt)
                 return self.returns_into(list(stmt.body) + body[i + 1:], out, result)
@@ -357,12 +359,31 @@ class Lowering:
             return
         mutated = self._mutated_local(node.value)
         if mutated is not None and node.value.func.attr == "pop" and not node.value.keywords:
-            # `v = ys.pop(i)`: v is the item, and ys the list without it
-            index = node.value.args[0] if node.value.args else gast.Constant(-1, None)
-            item = self.emit(out, node, ir.Call(GETITEM, (self.name(node.value.func.value,
-                                                                     node),
-                                                           self.expr(index, out))))
+            # `v = ys.pop(i)`: v is the item, and ys the list without it (`d.pop(k, default)`:
+            # the item or the default, and d without k)
+            call = node.value
+            index = call.args[0] if call.args else gast.Constant(-1, None)
+            if len(call.args) == 2 and self.pops_a_key(call):
+                key, default = call.args
+                d = call.func.value
+                get = gast.IfExp(test=gast.Compare(left=key, ops=[gast.In()], comparators=[
+                    gast.Call(func=gast.Attribute(value=d, attr="keys", ctx=gast.Load()),
+                              args=[], keywords=[])]),
+                                 body=gast.Subscript(value=d, slice=key, ctx=gast.Load()),
+                                 orelse=default)
+                item = self.expr(gast.fix_missing_locations(gast.copy_location(get, node)), out)
+            else:
+                item = self.emit(out, node, ir.Call(GETITEM, (self.name(call.func.value,
+                                                                         node),
+                                                               self.expr(index, out))))
             self._rebind_mutation(gast.Expr(node.value), mutated, out)
+            self.assign_to(target, item, out, node)
+            return
+        if mutated is not None and node.value.func.attr == "setdefault":
+            # `v = d.setdefault(k, x)`: d gets k if it lacked it, and v is d[k] after
+            self._rebind_mutation(gast.Expr(node.value), mutated, out)
+            item = self.emit(out, node, ir.Call(GETITEM, (
+                self.name(node.value.func.value, node), self.expr(node.value.args[0], out))))
             self.assign_to(target, item, out, node)
             return
         if mutated is not None:
@@ -393,7 +414,8 @@ class Lowering:
             self.parsed.node, gast.FunctionDef) else set()
         written = [n for n in node.names if n in assigned]
         if written:
-            self.fail(node, f"assigning the global {written[0]!r} inside a transformed "
+            kind = "global" if isinstance(node, gast.Global) else "nonlocal"
+            self.fail(node, f"assigning the {kind} {written[0]!r} inside a transformed "
                             "function is a side effect redraft cannot stage; return the new "
                             "value and assign it outside")
 
@@ -527,6 +549,10 @@ class Lowering:
         fn, sym = BINOPS[type(node.op)]
         left = self.name(node.target, node)
         right = self.expr(node.value, out)
+        if isinstance(node.op, gast.BitOr) and (self.shows_dict(node.target)
+                                                or self.shows_dict(node.value)):
+            from redraft.compiler.core import helpers
+            fn, sym = helpers.merge_dicts, "merge_dicts"  # d |= {...}: the union, rebound
         self.emit(out, node, ir.Call(ir.Ref(fn, sym), (left, right)), node.target.id)
 
     def stmt_Expr(self, node, out):
@@ -556,6 +582,9 @@ class Lowering:
         call = node.value
         method, args = call.func.attr, call.args
         ys = self.name(call.func.value, node)
+        if method in ("update", "setdefault") or (method == "pop" and self.pops_a_key(call)):
+            self.emit(out, node, self.dict_method(node, call, ys, out), name)
+            return
         if call.keywords or any(isinstance(a, gast.Starred) for a in args):
             self.fail(node, f"`{name}.{method}(...)`: pass its arguments by position")
 
@@ -568,7 +597,7 @@ class Lowering:
                                                                                   step)))))
 
         if method == "append" and len(args) == 1:
-            new = ir.Call(ir.Ref(helpers.append, "append"), (ys, self.expr(args[0], out)))
+            new = ir.Call(ir.Ref(helpers.append, "append"), (ys, self.item_value(args[0], out)))
         elif method == "extend" and len(args) == 1:
             more = self.emit(out, node, ir.Call(ir.Ref(list, "list"),
                                                 (self.expr(args[0], out),)))
@@ -596,6 +625,104 @@ class Lowering:
                             f"(`{name} = {name} + [...]`)")
         self.emit(out, node, new, name)
 
+    def pops_a_key(self, call) -> bool:
+        """Whether `d.pop(k)` takes a dict's key: the source shows `d` a dict, or `k` is a
+        string."""
+        key = call.args[0] if call.args else None
+        return self.shows_dict(call.func.value) or (
+            isinstance(key, gast.Constant) and isinstance(key.value, str))
+
+    def dict_method(self, node, call, d: ir.Atom, out: list) -> ir.Expr:
+        """The dict that `d.update(...)`, `d.setdefault(k, v)` or `d.pop(k)` leave in `d`, as
+        a new dict (Core never mutates): a union (merge_dicts, which the transforms follow
+        item by item), or `d` without `k`. `d.pop(k)`'s value is read before (stmt_Assign)."""
+        from redraft.compiler.core import helpers
+        method, args = call.func.attr, call.args
+        name = call.func.value.id
+        if any(isinstance(a, gast.Starred) for a in args) or (
+                method != "update" and call.keywords):
+            self.fail(node, f"`{name}.{method}(...)`: pass its arguments by position")
+        merge = ir.Ref(helpers.merge_dicts, "merge_dicts")
+
+        def dict_of(keys: tuple, values: tuple) -> ir.Atom:
+            key_atoms = self.emit(out, node, ir.Tuple(keys))
+            return self.emit(out, node, ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (
+                key_atoms, self.emit(out, node, ir.Tuple(values)))))
+
+        if method == "update" and len(args) <= 1:
+            new: ir.Atom = d
+            if args:
+                new = self.emit(out, node, ir.Call(merge, (new, self.expr(args[0], out))))
+            if call.keywords:
+                more = dict_of(tuple(ir.Const(k.arg) for k in call.keywords),
+                               tuple(self.expr(k.value, out) for k in call.keywords))
+                new = self.emit(out, node, ir.Call(merge, (new, more)))
+            return new
+        if method == "setdefault" and len(args) in (1, 2):
+            value = self.expr(args[1], out) if len(args) == 2 else ir.Const(None)
+            fresh = dict_of((self.expr(args[0], out),), (value,))
+            return ir.Call(merge, (d, self.emit(out, node, ir.Call(merge, (fresh, d)))))
+        if method == "pop" and len(args) in (1, 2):
+            return self.without_key(node, d, self.expr(args[0], out), out)
+        counts = "at most one argument" if method == "update" else "one or two arguments"
+        self.fail(node, f"`{name}.{method}(...)` takes {counts} here")
+
+    def without_key(self, node, d: ir.Atom, key: ir.Atom, out: list) -> ir.Expr:
+        """`{k: d[k] for k in d if k != key}`: the dict `d.pop(key)` or `del d[key]` leave,
+        lowered as the comprehension it is (the transforms follow each item)."""
+        names = {}
+        for role, atom in (("popped_from", d), ("popped_key", key)):
+            names[role] = self.fresh_local(role)
+            self.locals.add(names[role])
+            self.emit(out, node, atom, names[role])
+        item = self.fresh_local("key")
+        self.locals.add(item)
+        text = (f"{{{item}: {names['popped_from']}[{item}] for {item} in "
+                f"{names['popped_from']}.keys() if {item} != {names['popped_key']}}}")
+        comp = gast.parse(text).body[0].value
+        for n in gast.walk(comp):
+            if hasattr(n, "lineno"):
+                gast.copy_location(n, node)
+        return self.expr_no_assign(comp, out)
+
+    def stmt_Delete(self, node, out):
+        """`del d[k]` / `del ys[i]` on a container the function built rebinds it to the
+        container without that item (as `d.pop(k)` does); `del name` is a no-op here (Core
+        names are never read after it, or Python itself would raise)."""
+        for target in node.targets:
+            if isinstance(target, gast.Name):
+                continue
+            if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+                    and self.built_container(target.value)):
+                self.fail(node, "`del` of an item works on a dict or list the function built; "
+                                "arrays are immutable (use `jnp.delete`)")
+            name = target.value.id
+            if isinstance(target.slice, gast.Slice):
+                self.delete_slice(node, target, out)
+                continue
+            call = gast.Call(func=gast.Attribute(value=target.value, attr="pop", ctx=gast.Load()),
+                             args=[target.slice], keywords=[])
+            gast.copy_location(call, node)
+            self._rebind_mutation(gast.copy_location(gast.Expr(value=call), node), name, out)
+
+    def delete_slice(self, node, target, out: list) -> None:
+        """`del ys[a:b]`: ys rebound to `ys[:a] + ys[b:]` (concat, followed item by item)."""
+        from redraft.compiler.core import helpers
+        lo, hi = target.slice.lower, target.slice.upper
+        if target.slice.step is not None:
+            self.fail(node, "`del ys[a:b:step]` is not supported; build the list you keep "
+                            "(`ys = ys[::2]`)")
+
+        def part(lower, upper) -> ir.Atom:
+            return self.expr(gast.copy_location(gast.Subscript(
+                value=target.value, slice=gast.Slice(lower=lower, upper=upper, step=None),
+                ctx=gast.Load()), node), out)
+
+        head = part(None, lo) if lo is not None else self.emit(out, node, ir.List(()))
+        tail = part(hi, None) if hi is not None else self.emit(out, node, ir.List(()))
+        self.emit(out, node, ir.Call(ir.Ref(helpers.concat, "concat"), (head, tail)),
+                  target.value.id)
+
     @staticmethod
     def _static_int(node) -> int | None:
         """The value of an int literal (`3`, `-1`), else None."""
@@ -604,6 +731,159 @@ class Lowering:
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
             inner = Lowering._static_int(node.operand)
             return -inner if inner is not None else None
+        return None
+
+    def stmt_Try(self, node, out):
+        for s in self.try_statements(node):
+            self.stmt(s, out)
+
+    def try_statements(self, node) -> list:
+        """The statements a `try` runs, decided now (compiler/frontend/static_try.py): the
+        body up to what raised, then the handler that caught it (its `as e` bound to the
+        exception) or the `else` block, then `finally`; an exception no handler catches is
+        raised again after `finally`."""
+        from redraft.compiler.frontend import static_try
+        if not node.handlers:  # try/finally: nothing is caught, so the blocks run in order
+            return list(node.body) + list(node.orelse) + list(node.finalbody)
+        try:
+            ran, handler, exc = static_try.decide(node, self.static_value, self.origin(node)[0],
+                                                  self.env.globals)
+        except static_try.Undecidable as e:
+            run_time = self.run_time_try(node)
+            if run_time is not None:
+                return run_time
+            self.fail(node, f"this `try` cannot be decided: {e}. redraft decides a `try` when "
+                            "it reads the function (JAX, when it traces), so its body may "
+                            "read only values known then: constants, globals, imports, static "
+                            "arguments and locals bound once to those. Move the code that "
+                            "reads run-time values out of the `try` (a shape check can be "
+                            "`if x.shape[0] != n:` or `assert`, which work on run-time shapes)")
+        chosen = list(ran)
+        if handler is not None:
+            if handler.name is not None:
+                held = self.fresh_local("caught")
+                self.imported[held] = exc
+                chosen.append(jumps._assign(handler.name.id, jumps._name(held)))
+            chosen += list(handler.body)
+        elif exc is None:
+            chosen += list(node.orelse)
+        chosen += list(node.finalbody)
+        if exc is not None and handler is None:
+            held = self.fresh_local("uncaught")
+            self.imported[held] = exc
+            chosen.append(gast.Raise(exc=jumps._name(held), cause=None))
+        for s in chosen:
+            if getattr(s, "lineno", None) is None:
+                gast.copy_location(s, node)
+        return chosen
+
+    def run_time_try(self, node) -> list | None:
+        """A `try` whose body reads the function's own values (a static argument, a dict's
+        keys, an object's attributes), decided when the function runs by
+        helpers.decide_try (static_try.RunTimeTry): the statements it returns guard each
+        body statement, handler and `else` by what ran. None where the body reads no such
+        value (another reason made it undecidable)."""
+        from redraft.compiler.core import helpers
+        from redraft.compiler.frontend import static_try
+        read = set()
+        for part in list(node.body) + [h.type for h in node.handlers if h.type is not None]:
+            read |= local_functions.read_names(part)
+        inside: dict[str, int] = {}
+        for part in node.body:
+            for n in gast.walk(part):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                    inside[n.id] = inside.get(n.id, 0) + 1
+        passed = []
+        for name in sorted(read):
+            bound_before = name in self.params or self.stores_of(name) > inside.get(name, 0)
+            if name not in self.locals or not bound_before:
+                continue
+            try:
+                self.static_value(name)
+            except static_try.NotKnownYet:
+                passed.append(name)
+            except KeyError:
+                pass
+        if not passed:
+            return None
+        decider = static_try.RunTimeTry(node, tuple(passed), self.static_value,
+                                        self.origin(node), self.env.globals)
+        names = {role: self.fresh_local(role) for role in
+                 ("try_decider", "decide_try", "try_path", "ran", "caught", "raised")}
+        self.locals |= {names[r] for r in ("try_path", "ran", "caught", "raised")}
+        self.imported[names["try_decider"]] = decider
+        self.imported[names["decide_try"]] = helpers.decide_try
+        load, store = jumps._name, (lambda n: jumps._name(n, store=True))
+
+        def compare(name: str, op, value: int):
+            return gast.Compare(left=load(name), ops=[op], comparators=[jumps._const(value)])
+
+        out = [jumps._assign(names["try_path"], gast.Call(
+            func=load(names["decide_try"]), args=[load(names["try_decider"])]
+            + [load(n) for n in passed], keywords=[]))]
+        for k, role in enumerate(("ran", "caught", "raised")):
+            out.append(gast.Assign(targets=[store(names[role])], value=gast.Subscript(
+                value=load(names["try_path"]), slice=jumps._const(k), ctx=gast.Load()),
+                type_comment=None))
+        for i, stmt in enumerate(node.body):
+            out.append(gast.If(test=compare(names["ran"], gast.Gt(), i), body=[stmt], orelse=[]))
+        for j, handler in enumerate(node.handlers):
+            bind = [jumps._assign(handler.name.id, load(names["raised"]))] if handler.name else []
+            out.append(gast.If(test=compare(names["caught"], gast.Eq(), j),
+                               body=bind + list(handler.body), orelse=[]))
+        if node.orelse:
+            out.append(gast.If(test=compare(names["caught"], gast.Eq(), -1),
+                               body=list(node.orelse), orelse=[]))
+        out += list(node.finalbody)
+        out.append(gast.If(test=compare(names["caught"], gast.Eq(), -2),
+                           body=[gast.Raise(exc=load(names["raised"]), cause=None)], orelse=[]))
+        for s in out:
+            for n in gast.walk(s):
+                if "lineno" in getattr(n, "_attributes", ()) and getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, node)
+        return out
+
+    def static_value(self, name: str):
+        """The value `name` has when the source is read (static_try.StaticNames' resolver):
+        an import, a parameter the function is specialised on, a local bound once to a value
+        known now, or a global, closure cell or builtin. Raises NotKnownYet for values that
+        exist only when the function runs, KeyError for undefined names."""
+        from redraft.compiler.frontend import static_try
+        if name in self.imported:
+            return self.imported[name]
+        if name in self.known:
+            return self.known[name]
+        if name in self.locals:
+            value_node = self.single_binding(name)
+            resolving = getattr(self, "_resolving", set())
+            if value_node is None or name in resolving or name in self.params:
+                raise static_try.NotKnownYet(name)
+            self._resolving = resolving | {name}
+            try:
+                return static_try.evaluate(value_node, static_try.StaticNames(
+                    self.static_value), self.origin(value_node)[0], self.env.globals)
+            except static_try.NotKnownYet:
+                raise static_try.NotKnownYet(name) from None
+            finally:
+                self._resolving = resolving
+        found, value = self.env.lookup(name)
+        if not found:
+            raise KeyError(name)
+        return value
+
+    def single_binding(self, name: str):
+        """The value expression of `name = <expr>`, the function's only assignment of the
+        local `name` (none in place either), else None."""
+        if self.stores_of(name) != 1:
+            return None
+        for n in gast.walk(self.parsed.node):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                    n.targets[0], gast.Name) and n.targets[0].id == name:
+                changed = any(isinstance(c, gast.Call) and isinstance(c.func, gast.Attribute)
+                              and isinstance(c.func.value, gast.Name)
+                              and c.func.value.id == name and c.func.attr in MUTATING_METHODS
+                              for c in gast.walk(self.parsed.node))
+                return None if changed else n.value
         return None
 
     def stmt_With(self, node, out):
@@ -634,10 +914,16 @@ class Lowering:
         out.append(ir.If(cond, body, orelse, self.origin(node)))
 
     def stmt_For(self, node, out):
-        if node.orelse:
-            self.fail(node, "for ... else is not supported")
+        if node.orelse:  # no break left (jumps.py made it a flag): the else block follows
+            orelse, node.orelse = node.orelse, []
+            self.stmt_For(node, out)
+            node.orelse = orelse
+            self.block(orelse, out)
+            return
         if self.unrolled_over_functions(node.iter, node.target, node, out,
                                         lambda copy: self.block(node.body, copy)):
+            return
+        if self.unrolled_over_keys(node, out):
             return
         target, iterable, body = self.loop_header(node.iter, node.target, node, out)
         for s in node.body:
@@ -722,23 +1008,89 @@ class Lowering:
         `for f in fs:` unrolls into calls of known functions (transforms see through them).
         False (nothing emitted) when the assignment is not of that form."""
         target, value = node.targets[0], node.value
+        if (len(node.targets) == 1 and isinstance(target, gast.Name)
+                and self.stores_of(target.id) == 1):
+            value = self.unrolled_lambdas(value) or value
         if not (len(node.targets) == 1 and isinstance(target, gast.Name)
-                and isinstance(value, (gast.List, gast.Tuple)) and value.elts
+                and isinstance(value, (gast.List, gast.Tuple, gast.Dict)) and (
+                    value.values if isinstance(value, gast.Dict) else value.elts)
                 and self.stores_of(target.id) == 1):
             return False
-        if not all(isinstance(e, (gast.Lambda, gast.Name, gast.Attribute)) for e in value.elts):
+        keys = None
+        elts = value.values if isinstance(value, gast.Dict) else value.elts
+        if isinstance(value, gast.Dict):  # {"relu": jax.nn.relu, "scale": lambda t: t * w}
+            if not all(isinstance(k, gast.Constant) and isinstance(k.value, str)
+                       for k in value.keys):
+                return False
+            keys = [k.value for k in value.keys]
+        if not all(isinstance(e, (gast.Lambda, gast.Name, gast.Attribute)) or self.is_partial(e)
+                   for e in elts):
             return False
         scratch: list = []
         try:
-            atoms = [self.expr(e, scratch) for e in value.elts]
+            atoms = [self.expr(e, scratch) for e in elts]
         except UnsupportedSyntaxError:
             return False
-        if not all(isinstance(a, ir.Ref) and callable(a.value) for a in atoms):
+        if not all(isinstance(a, ir.Ref) and (callable(a.value) or self.fixed_partial(a.value))
+                   for a in atoms):
             return False
         out.extend(scratch)  # the lambdas' default values, evaluated here
         items = [a.value for a in atoms]
-        self.known[target.id] = items if isinstance(value, gast.List) else tuple(items)
+        if keys is not None:
+            self.known[target.id] = dict(zip(keys, items))
+        else:
+            self.known[target.id] = items if isinstance(value, gast.List) else tuple(items)
         return True
+
+    def is_partial(self, node) -> bool:
+        """Whether `node` calls functools.partial."""
+        if not isinstance(node, gast.Call):
+            return False
+        ref = self.known_ref(node.func)
+        return ref is not None and ref.value is functools.partial
+
+    def fixed_partial(self, value) -> bool:
+        """A partial whose bound arguments keep their values wherever it is called: constants,
+        temporaries and locals assigned once (a partial binds values when it is made)."""
+        if not isinstance(value, PartialCall):
+            return False
+        atoms = [value.fn] + list(value.args) + [a for _, a in value.kwargs]
+        return all(not isinstance(a, ir.Var) or a.name not in self.locals
+                   or self.stores_of(a.name) == (0 if a.name in self.params else 1)
+                   for a in atoms)
+
+    def unrolled_lambdas(self, node):
+        """`[lambda t, k=k: ... for k in range(3)]`, over values known when the source is
+        read, its lambdas reading `k` only through defaults: the list display of the
+        lambdas it makes (each default bound to its value), else None."""
+        from redraft.compiler.frontend import static_try
+        if not (isinstance(node, gast.ListComp) and isinstance(node.elt, gast.Lambda)
+                and len(node.generators) == 1 and not node.generators[0].ifs
+                and isinstance(node.generators[0].target, gast.Name)):
+            return None
+        gen = node.generators[0]
+        own = {a.id for a in node.elt.args.args + node.elt.args.posonlyargs}
+        if gen.target.id in local_functions.read_names(node.elt.body) - own:
+            return None  # late binding: every lambda would read the last value
+        try:
+            values = static_try.evaluate(gen.iter, static_try.StaticNames(self.static_value),
+                                         self.origin(node)[0], self.env.globals)
+        except (static_try.NotKnownYet, Exception):  # noqa: BLE001 - not known now
+            return None
+        if not isinstance(values, (range, tuple, list)) or not 0 < len(values) <= 64 or not all(
+                isinstance(v, (int, float, str, bool)) for v in values):
+            return None
+        lambdas = []
+        for v in values:
+            made = gast.Lambda(args=node.elt.args, body=node.elt.body)
+            made.args = gast.arguments(
+                args=node.elt.args.args, posonlyargs=node.elt.args.posonlyargs,
+                vararg=node.elt.args.vararg, kwonlyargs=node.elt.args.kwonlyargs,
+                kw_defaults=node.elt.args.kw_defaults, kwarg=node.elt.args.kwarg,
+                defaults=[gast.Constant(value=v, kind=None) if isinstance(d, gast.Name)
+                          and d.id == gen.target.id else d for d in node.elt.args.defaults])
+            lambdas.append(gast.copy_location(made, node.elt))
+        return gast.copy_location(gast.List(elts=lambdas, ctx=gast.Load()), node)
 
     def stores_of(self, name: str) -> int:
         """How many times the function being lowered assigns `name`."""
@@ -770,7 +1122,39 @@ class Lowering:
         value = ref.value if ref is not None else None
         if not (isinstance(value, (tuple, list)) and value):
             return None
-        return value if any(specialise.is_function_value(v) for v in value) else None
+        return value if any(specialise.is_function_value(v) or isinstance(v, PartialCall)
+                            for v in value) else None
+
+    def unrolled_over_keys(self, node, out) -> bool:
+        """`for name in ["scale", "sin"]: y = acts[name](y)` with `acts` a dict of function
+        values known when the source is read, or a loop over constants whose body has a
+        `try` reading the loop variable: the loop unrolled, `name` a constant in each copy,
+        so each call is of a known function and each try is decided when the source is
+        read. False (nothing emitted) otherwise."""
+        if not (isinstance(node.iter, (gast.List, gast.Tuple)) and 0 < len(node.iter.elts) <= 64
+                and isinstance(node.target, gast.Name) and all(
+                    isinstance(e, gast.Constant) and isinstance(e.value, (str, int))
+                    for e in node.iter.elts)):
+            return False
+        name = node.target.id
+        indexes_known = any(
+            isinstance(n, gast.Subscript) and isinstance(n.slice, gast.Name)
+            and n.slice.id == name and isinstance(n.value, gast.Name)
+            and isinstance(self.known.get(n.value.id), dict) and any(
+                specialise.is_function_value(v) or isinstance(v, PartialCall)
+                for v in self.known[n.value.id].values())
+            for stmt in node.body for n in gast.walk(stmt))
+        decides_try = any(isinstance(n, gast.Try) and name in set().union(
+            *(local_functions.read_names(b) for b in n.body))
+            for stmt in node.body for n in gast.walk(stmt))
+        if not (indexes_known or decides_try) or self.stores_of(name) != 1:
+            return False
+        saved = dict(self.known)
+        for e in node.iter.elts:
+            self.known[name] = e.value
+            self.block(node.body, out)
+        self.known = saved
+        return True
 
     def builtin_iterator(self, node) -> str | None:
         """'enumerate' or 'zip' if `node` calls that builtin (as a loop reads it by index)."""
@@ -843,8 +1227,12 @@ class Lowering:
                                                     for e in element)))
 
     def stmt_While(self, node, out):
-        if node.orelse:
-            self.fail(node, "while ... else is not supported")
+        if node.orelse:  # no break left (jumps.py made it a flag): the else block follows
+            orelse, node.orelse = node.orelse, []
+            self.stmt_While(node, out)
+            node.orelse = orelse
+            self.block(orelse, out)
+            return
         cond_body: list = []
         cond = self.expr(node.test, cond_body)
         body: list = []
@@ -969,7 +1357,29 @@ class Lowering:
                                               or self.shows_sequence(node.right)):
             from redraft.compiler.core import helpers
             return ir.Call(ir.Ref(helpers.concat, "concat"), (left, right))
+        if isinstance(node.op, gast.BitOr) and (self.shows_dict(node.left)
+                                                or self.shows_dict(node.right)):
+            from redraft.compiler.core import helpers
+            return ir.Call(ir.Ref(helpers.merge_dicts, "merge_dicts"), (left, right))
         return ir.Call(ir.Ref(fn, sym), (left, right))
+
+    def shows_dict(self, node, seen: frozenset = frozenset()) -> bool:
+        """Whether the source shows `node` is a dict: a display, a comprehension, dict(...),
+        a union of them, or a local the function only binds to such values. `a | b` of dicts
+        is their union (merge_dicts, which the transforms follow item by item), not `|`."""
+        if isinstance(node, (gast.Dict, gast.DictComp)):
+            return True
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.BitOr):
+            return self.shows_dict(node.left, seen) or self.shows_dict(node.right, seen)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id == "dict" and node.func.id not in self.locals:
+            return True
+        if not (isinstance(node, gast.Name) and node.id in self.locals) or node.id in seen:
+            return False
+        values = [n.value for n in gast.walk(self.parsed.node)
+                  if isinstance(n, gast.Assign) and any(
+                      isinstance(t, gast.Name) and t.id == node.id for t in n.targets)]
+        return bool(values) and all(self.shows_dict(v, seen | {node.id}) for v in values)
 
     def shows_sequence(self, node, seen: frozenset = frozenset()) -> bool:
         """Whether the source shows `node` is a list or tuple: a display, a comprehension,
@@ -1059,12 +1469,18 @@ class Lowering:
     def expr_Tuple(self, node, out):
         if any(isinstance(e, gast.Starred) for e in node.elts):
             return self.display_with_spreads(node, out, ir.Tuple, tuple)
-        return ir.Tuple(tuple(self.expr(e, out) for e in node.elts))
+        return ir.Tuple(tuple(self.item_value(e, out) for e in node.elts))
 
     def expr_List(self, node, out):
         if any(isinstance(e, gast.Starred) for e in node.elts):
             return self.display_with_spreads(node, out, ir.List, list)
-        return ir.List(tuple(self.expr(e, out) for e in node.elts))
+        return ir.List(tuple(self.item_value(e, out) for e in node.elts))
+
+    def item_value(self, node, out) -> ir.Atom:
+        """An item stored in a container (a display, `ys.append(f)`, `d[k] = f`): a local
+        function that captures values or has defaults, or a partial, made a value there
+        (function_value), so that calling it from the container passes what it captured."""
+        return self.function_value(self.expr(node, out), node, out)
 
     def display_with_spreads(self, node, out, display, kind) -> ir.Atom:
         """`(a, *rest, b)`: the runs of plain items as displays, each spread sequence made a
@@ -1075,7 +1491,7 @@ class Lowering:
         run: list[ir.Atom] = []
         for e in node.elts:
             if not isinstance(e, gast.Starred):
-                run.append(self.expr(e, out))
+                run.append(self.item_value(e, out))
                 continue
             if run:
                 pieces.append(self.emit(out, node, display(tuple(run))))
@@ -1099,7 +1515,7 @@ class Lowering:
 
         def display() -> ir.Atom:
             keys = tuple(self.expr(k, out) for k, _ in run)
-            values = tuple(self.expr(v, out) for _, v in run)
+            values = tuple(self.item_value(v, out) for _, v in run)
             k_atom = self.emit(out, node, ir.Tuple(keys))
             v_atom = self.emit(out, node, ir.Tuple(values))
             return ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (k_atom, v_atom))
@@ -1172,6 +1588,20 @@ class Lowering:
         lowered = self.control_flow(node, out)
         if lowered is not None:
             return lowered
+        iteration = self.iteration_builtin(node)
+        if iteration is not None:
+            return self.expr_no_assign(iteration, out)
+        mutated = self._mutated_local(node)
+        if mutated is not None and node.func.attr in ("pop", "setdefault"):
+            # `f(ys.pop())`: the item, read into a local as `v = ys.pop()` reads it (ys is
+            # rebound to what it leaves), never a list changed in place under a transform
+            item = self.fresh_local("popped")
+            self.locals.add(item)
+            self.stmt_Assign(gast.copy_location(gast.Assign(
+                targets=[gast.Name(id=item, ctx=gast.Store(), annotation=None,
+                                   type_comment=None)], value=node, type_comment=None), node),
+                out)
+            return ir.Var(item)
         inlined = self.inline_transform(node, out)
         if inlined is not None:
             return inlined
@@ -1197,6 +1627,64 @@ class Lowering:
         else:
             fn = self.expr(node.func, out)
         return self.call_value(node, fn, args, kwargs, star, out)
+
+    def iteration_builtin(self, node):
+        """`map(f, xs, ...)`, `filter(f, xs)`, `itertools.chain(a, b, ...)` and
+        `itertools.chain.from_iterable(xss)` as the list comprehensions they stand for (gast,
+        lowered as any other), so that the transforms follow each item; else None."""
+        import itertools
+        if node.keywords or any(isinstance(a, gast.Starred) for a in node.args):
+            return None
+        fn = self.known_ref(node.func)
+        fn = fn.value if fn is not None else None
+        args = list(node.args)
+
+        def name(base, store=False):
+            n = self.fresh_local(base)
+            self.locals.add(n)
+            return gast.Name(id=n, ctx=gast.Store() if store else gast.Load(),
+                             annotation=None, type_comment=None)
+
+        def gen(target, iterable, ifs=()):
+            return gast.comprehension(target=target, iter=iterable, ifs=list(ifs), is_async=0)
+
+        if fn is map and len(args) >= 2:
+            items = [name("item") for _ in args[1:]]
+            if len(items) == 1:
+                target, iterable = gast.Name(id=items[0].id, ctx=gast.Store(), annotation=None,
+                                             type_comment=None), args[1]
+            else:
+                target = gast.Tuple(elts=[gast.Name(id=i.id, ctx=gast.Store(), annotation=None,
+                                                    type_comment=None) for i in items],
+                                    ctx=gast.Store())
+                iterable = gast.Call(func=gast.Name(id="zip", ctx=gast.Load(), annotation=None,
+                                                    type_comment=None),
+                                     args=args[1:], keywords=[])
+            made = gast.ListComp(elt=gast.Call(func=args[0], args=items, keywords=[]),
+                                 generators=[gen(target, iterable)])
+        elif fn is filter and len(args) == 2:
+            item = name("item")
+            store = gast.Name(id=item.id, ctx=gast.Store(), annotation=None, type_comment=None)
+            test = item if (isinstance(args[0], gast.Constant) and args[0].value is None) \
+                else gast.Call(func=args[0], args=[item], keywords=[])
+            made = gast.ListComp(elt=item, generators=[gen(store, args[1], [test])])
+        elif fn is itertools.chain or fn == itertools.chain.from_iterable:
+            group, item = name("group"), name("item")
+            groups = gast.Tuple(elts=args, ctx=gast.Load()) if fn is itertools.chain else (
+                args[0] if len(args) == 1 else None)
+            if groups is None:
+                return None
+            made = gast.ListComp(elt=item, generators=[
+                gen(gast.Name(id=group.id, ctx=gast.Store(), annotation=None,
+                              type_comment=None), groups),
+                gen(gast.Name(id=item.id, ctx=gast.Store(), annotation=None,
+                              type_comment=None), group)])
+        else:
+            return None
+        for n in gast.walk(made):
+            if getattr(n, "lineno", None) is None and "lineno" in getattr(n, "_attributes", ()):
+                gast.copy_location(n, node)
+        return made
 
     def call_value(self, node, fn: ir.Atom, args: list, kwargs: list, star, out) -> ir.Expr:
         """The call of function atom `fn` (a known function, a partial, a local function,
@@ -1273,8 +1761,8 @@ class Lowering:
         if isinstance(a, ir.Ref) and isinstance(a.value, (PartialCall, KnownTuple)):
             return self.emit(out, node, a)
         if (isinstance(a, ir.Ref) and isinstance(a.value, local_functions.LocalFunction)
-                and a.value.captured):
-            return self.emit(out, node, local_functions.closure_call(a.value))
+                and (a.value.captured or a.value.defaults)):
+            return self.emit(out, node, local_functions.value_call(a.value))
         return a
 
     def inline_transform(self, node, out) -> ir.Expr | None:
@@ -1600,7 +2088,7 @@ class Lowering:
             pairs = zip(acc, (node.key, node.value)) if isinstance(acc, tuple) else [
                 (acc, node.elt)]
             for name, element in pairs:
-                item = self.expr(element, out)
+                item = self.function_value(self.expr(element, out), node, out)
                 self.emit(out, node, ir.Call(ir.Ref(helpers.append, "append"),
                                              (ir.Var(name), item)), name)
             return
@@ -1620,6 +2108,12 @@ class Lowering:
         target, iterable, body = self.loop_header(gen.iter, gen.target, node, out)
         level(body)
         out.append(ir.For(target, iterable, body, self.origin(node)))
+
+    def expr_Set(self, node, out):
+        """`{a, b}`: a set made of a tuple (of strings or numbers known when it runs, for
+        membership tests; sets of arrays are unhashable in JAX too)."""
+        items = self.emit(out, node, ir.Tuple(tuple(self.expr(e, out) for e in node.elts)))
+        return ir.Call(ir.Ref(set, "set"), (items,))
 
     def expr_Lambda(self, node, out):
         name = self.fresh_local("lambda_")

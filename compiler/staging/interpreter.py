@@ -45,6 +45,7 @@ class Interpreter:
         self.loop_reads: dict[int, set[str]] = {}
         self.known = stacks.Known()  # lists and tapes made from stacked rows by loops
         self.marked = 0  # loop bodies being staged with stack markers (stacks.py)
+        self.staged_loops = 0  # for loops being staged, which may fall back to unrolling
 
     # ---- functions ------------------------------------------------------------------------
     def call_function(self, core: ir.Function, args: list) -> Any:
@@ -82,8 +83,10 @@ class Interpreter:
             except stacks.MarkerMisuse:
                 raise  # the loop that placed the marker handles it
             except values.Unstageable as e:
-                if getattr(e, "unroll", False):
-                    raise  # the loop being staged runs unrolled instead
+                if getattr(e, "unroll", False) or (getattr(e, "structural", False)
+                                                   and self.staged_loops):
+                    raise  # the loop being staged runs unrolled instead (where the `if`'s
+                    # condition is its counter, as `if i >= 3: break`, it is known then)
                 raise _at(s, StagingError(str(e))) from None
             except (TypeError, ValueError, IndexError, NameError, KeyError) as e:
                 located = _at(s, e)
@@ -195,10 +198,12 @@ class Interpreter:
             return values.StagedRange(*args)
         if fn is print:
             return self.stage_print(args, kwargs)
-        if fn is operator.getitem and isinstance(args[1], values.StagedString):
-            # `params[f"layer_{i}"]` with i a staged loop's counter: the key is needed now,
-            # so the loop runs unrolled (as JAX's tracing runs every Python loop)
-            e = values.Unstageable(f"the key {args[1].template!r} is formatted from a "
+        text = _text_needed_now(fn, args)
+        if text is not None:
+            # `params[f"layer_{i}"]`, `name.startswith(f"layer{i}/")` with i a staged loop's
+            # counter: the text is needed now, so the loop runs unrolled (as JAX's tracing
+            # runs every Python loop)
+            e = values.Unstageable(f"the key {text.template!r} is formatted from a "
                                    "run-time value")
             e.unroll = True
             raise e
@@ -348,6 +353,13 @@ class Interpreter:
                    for leaf in tree_flatten(env[n])[0])
 
     def staged_for(self, s: ir.For, env: dict, iterable) -> None:
+        self.staged_loops += 1
+        try:
+            self.staged_for_loop(s, env, iterable)
+        finally:
+            self.staged_loops -= 1
+
+    def staged_for_loop(self, s: ir.For, env: dict, iterable) -> None:
         carried = sorted(ir.block_writes(s.body) - {s.target})
         n_steps = len(iterable)
         if isinstance(iterable, range):
@@ -578,3 +590,21 @@ def _at(s: ir.Stmt, e: Exception) -> Exception:
         return e
     out._redraft_located = True
     return out
+
+
+def _text_needed_now(fn, args: list):
+    """The StagedString among `args` that `fn` must read as text now (a dict key, a string
+    method's argument, a comparison or `in`), else None; print formats it when it runs."""
+    from redraft.compiler.frontend import methods
+    staged = next((a for a in args if isinstance(a, values.StagedString)), None)
+    if staged is None:
+        return None
+    if fn in (operator.getitem, operator.eq, operator.ne, methods.contains,
+              methods.not_contains):
+        return staged
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, (str, dict)) and \
+            fn.__name__ != "format":
+        return staged
+    return None
+

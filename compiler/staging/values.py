@@ -119,9 +119,11 @@ def _merge(name: str, a, b) -> BranchMerge:
     a_leaves, a_def = tree_flatten(a)
     b_leaves, b_def = tree_flatten(b)
     if a_def != b_def:
-        raise Unstageable(f"`{user_name(name)}` is given values of different structure "
-                          f"({a!r:.40} and {b!r:.40}) by the two branches of an `if` on a "
-                          "run-time value")
+        e = Unstageable(f"`{user_name(name)}` is given values of different structure "
+                        f"({a!r:.40} and {b!r:.40}) by the two branches of an `if` on a "
+                        "run-time value")
+        e.structural = True  # a staged loop around the `if` runs unrolled instead
+        raise e
     return BranchMerge(name, a_def, [_merge_leaf(name, x, y) for x, y in zip(a_leaves, b_leaves)],
                        a_leaves, b_leaves)
 
@@ -252,10 +254,13 @@ def _find_core(fn):
         # a custom_jvp/vjp specialised on its function arguments (lax.custom_root's rule):
         # its function's Core, so that calls of those functions are staged as the user's are
         return core_of(fn.fun)
+    if isinstance(fn, types.MethodType) and _find_core(fn.__func__) is not None:
+        return core_of(fn)  # `self.helper(...)` of a user's object: read for its self
     if not isinstance(fn, types.FunctionType):
         return None
     module = getattr(fn, "__module__", "") or ""
-    if module.startswith("redraft") or module.split(".")[0] in OPAQUE_LIBRARIES:
+    package = module.split(".")[0]
+    if package in ("redraft", "redraft_generated") or package in OPAQUE_LIBRARIES:
         return None
     try:
         return core_of(fn)

@@ -68,6 +68,9 @@ class WrapperBuilder:
         self.out_axes, self.axis_size = out_axes, axis_size
         params = core.params
         if isinstance(in_axes, (tuple, list)):
+            left = len(params) - len(in_axes)
+            if 0 < left <= len(core.defaults):  # the call leaves its last ones to defaults
+                in_axes = tuple(in_axes) + (None,) * left
             if len(in_axes) != len(params):
                 raise TransformError(
                     "vmap in_axes must be an int, None, or a tuple of entries corresponding "

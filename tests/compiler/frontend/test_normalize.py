@@ -146,8 +146,9 @@ def continuing(x):
 
 def trying(x):
     try:
-        x = x + 1
-    finally:
+        for key in ("a", "b"):
+            scale = {"a": 1.0}[key]
+    except KeyError:
         x = x - 1
     return x
 
@@ -336,7 +337,7 @@ def test_several_lambdas_on_one_line_are_told_apart():
 
 @pytest.mark.parametrize("fn, offset, words", [
     (item_assignment, 1, "immutable"),
-    (trying, 1, "Try"),
+    (trying, 1, "this `try` cannot be decided: its `For` statement raised"),
     (withs, 1, "With"),
     (undefined_name, 1, "not_defined_anywhere"),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)

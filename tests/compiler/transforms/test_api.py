@@ -82,11 +82,12 @@ def mutates(x):
 
 
 def uses_try(x):
-    try:
-        y = x * 2
-    except ValueError:
-        y = x
-    return jnp.sum(y)
+    try:  # decided when the source is read; raising part of the way through a loop: refused
+        for key in ("a", "b"):
+            scale = {"a": 2.0}[key]
+    except KeyError:
+        scale = 1.0
+    return jnp.sum(x * scale)
 
 
 def breaks(x):

@@ -11,7 +11,6 @@ import pytest
 import redraft
 import redraft.numpy as jnp
 from redraft import grad, jit, jvp, lax, tree_util, vmap
-from redraft.compiler.transforms.common import TransformError
 from redraft.test_util import numerical_grad
 
 RNG = np.random.default_rng(0)
@@ -398,13 +397,19 @@ def test_container_copy_methods_pass_their_items_derivatives():
     np.testing.assert_allclose(float(dot), 8.0 + 16.0 + 4.0 + 3.0)
 
 
-def test_a_container_method_that_would_drop_a_derivative_is_refused():
+def test_setdefault_inside_an_expression_passes_the_items_derivative():
+    # once refused (its value would have been a method result carrying no derivative); now
+    # read as `v = d.setdefault(k, x)`: d rebound to the dict with k, v its item after
     def loss(p):
         d = p[0]
-        return jnp.sum(d.setdefault("w", jnp.ones(2)) ** 2)
+        return jnp.sum(d.setdefault("w", jnp.ones(2)) ** 2) + jnp.sum(
+            d.setdefault("b", jnp.ones(2)) * 3.0)
 
-    with pytest.raises(TransformError, match="setdefault"):
-        grad(loss)([{"w": jnp.asarray([1.0, 2.0])}])
+    params = [{"w": jnp.asarray([1.0, 2.0])}]
+    g = grad(loss)(params)
+    np.testing.assert_allclose(np.asarray(g[0]["w"]), [2.0, 4.0])
+    assert list(params[0]) == ["w"]  # the caller's dict is not changed
+    np.testing.assert_allclose(float(jit(loss)(params)), 5.0 + 6.0)
 
 
 def test_zip_of_a_spread_and_tree_map_with_path_under_grad():

@@ -30,6 +30,7 @@ defjvp(ad.items_bar, lambda g_dot, ans, g, container: ad.items_bar(g_dot, contai
 defvjp(ad.items_bar, lambda ct, ans, g, container: helpers.items_of(ct), argnames=("g",))
 defstatic(ad.items_bar, "container")
 defnondiff(helpers.keys_of, "a dict's keys")
+defnondiff(helpers.decide_try, "which statements of a try run")
 defjvp(helpers.iterated, lambda xs_dot, ans, xs: ad.iterated_tangent(xs, xs_dot))
 defvjp(helpers.iterated, lambda g, ans, xs: ad.iterated_bar(g, xs))
 defjvp(ad.iterated_tangent, lambda xs_dot_dot, ans, xs, xs_dot:

@@ -1,6 +1,7 @@
 """Batching rules of Python structure: tuples and lists of batched values, dicts, builtins that
 read structure (len of a tuple), and the builtins that would need one example's value."""
 import builtins
+import operator
 
 from redraft.compiler.core import helpers, ir
 from redraft.compiler.frontend import local_functions
@@ -11,6 +12,7 @@ from redraft.compiler.transforms.batch.rules.common import elementwise, loop, un
 from redraft.compiler.transforms.batch.batching import (NotStatic, defbatch, defbatch_source,
                                                        defnotbatchable)
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
+from redraft.compiler.transforms.common import TransformError
 
 import redraft.numpy as jnp
 
@@ -217,9 +219,29 @@ def _enumerate(b):
 def _builtin_sum(b):
     """sum(xs): over a container, Python's own; over a batched array, its per-example rows."""
     t = b.ctx.type_of(b.call.args[0])
-    if bt.is_array(t) and len(b.call.args) == 1:
+    if t is bt.B and len(b.call.args) == 1:
         return ir.Call(jnp_ref("sum"), (b.call.args[0],), (("axis", ir.Const(1)),)), bt.B
+    # a tree of unknown structure may be a list of batched arrays (a dict's values whose
+    # keys a loop made): summed example by example, never over its leaves' batch axis
     return loop(b) if bt.is_array(t) else (b.call, bt.batchify(bt.element(t)))
+
+
+def _decide_try(b):
+    """A `try` decided on the values it reads: the same for every example, so it may read
+    no batched value (its shape and contents would be the batch's, not an example's)."""
+    decider = b.call.args[0].value if isinstance(b.call.args[0], ir.Ref) else None
+    where = f"{decider.filename}:{decider.line}: " if hasattr(decider, "line") else ""
+    args = [b.call.args[0]]
+    for a, name in zip(b.call.args[1:], getattr(decider, "names", ())):
+        t = b.ctx.type_of(a)
+        if t is bt.B:  # an array: decided on the first example's (its shape is every one's)
+            a = b.emit(ir.Call(ir.Ref(operator.getitem, "[]"), (a, ir.Const(0))), typ=bt.U)
+        elif bt.is_batched(t):
+            raise TransformError(f"{where}vmap: this `try` reads `{name}`, which holds batched "
+                                 "values; a try is decided once for all examples, so move what "
+                                 "reads it out of the try (check shapes with `if` or `assert`)")
+        args.append(a)
+    return ir.Call(b.call.fn, tuple(args)), bt.U
 
 
 def _getattr(b):
@@ -253,6 +275,7 @@ defbatch(pytree.tree_unflatten, _unflatten_of)
 defbatch_source(local_functions.closure)
 defbatch(ad.paths_bar_to_tree, lambda b: loop(b, "any"))
 defbatch(helpers.check, _check)
+defbatch(helpers.decide_try, _decide_try)
 defbatch(helpers.raise_, unbatched_result)
 for _op in (Exception, ValueError, TypeError, KeyError, IndexError, AssertionError,
             RuntimeError, NotImplementedError, AttributeError, ZeroDivisionError):
