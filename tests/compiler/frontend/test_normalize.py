@@ -147,7 +147,7 @@ def continuing(x):
 def trying(x):
     try:
         for key in ("a", "b"):
-            scale = {"a": 1.0}[key]
+            _scale = {"a": 1.0}[key]
     except KeyError:
         x = x - 1
     return x
