@@ -86,7 +86,33 @@ def _effective(a: np.ndarray, lower: bool, transpose_a: bool, conjugate_a: bool,
     return t, lower
 
 
+SUBSTITUTION_BLOCK = 64  # rows of a triangular solve done by one LAPACK solve (past ~100
+#                         OpenBLAS threads its LU, which costs more than it gains here)
+
+
 def _substitute(t: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
+    """x with t @ x = b for triangular t, over the batch, a block of rows at a time: the
+    rows solved so far are subtracted by one product, and the block's own triangle solved
+    by LAPACK (numpy.linalg.solve); a block with a zero on its diagonal goes row by row,
+    giving the infinities and NaNs of the division (a Python loop per row cost ~5 us a
+    row: 0.3 ms for 100 x 100)."""
+    n = t.shape[-1]
+    x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(t, b))
+    starts = range(0, n, SUBSTITUTION_BLOCK)
+    for i0 in (starts if lower else reversed(starts)):
+        i1 = min(i0 + SUBSTITUTION_BLOCK, n)
+        done = slice(0, i0) if lower else slice(i1, n)
+        rhs = b[..., i0:i1, :] - t[..., i0:i1, done] @ x[..., done, :]
+        block = t[..., i0:i1, i0:i1]
+        if np.all(np.diagonal(block, axis1=-2, axis2=-1) != 0) and np.all(np.isfinite(block)):
+            x[..., i0:i1, :] = np.linalg.solve(block, rhs)
+        else:
+            x[..., i0:i1, :] = _substitute_rows(block, rhs, lower)
+    return x
+
+
+def _substitute_rows(t: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
     """x with t @ x = b for triangular t, row by row over the batch (forward/backward)."""
     n = t.shape[-1]
     x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
