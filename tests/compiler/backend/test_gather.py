@@ -14,14 +14,8 @@ from redraft.compiler.backend.llvm.gather import advanced_layout
 X = np.arange(3 * 4 * 5 * 6, dtype=np.float32).reshape(3, 4, 5, 6) * 0.5 - 7.0
 
 
-def _python_index(desc, arrays):
-    return tuple(slice(*entry[1:]) if entry[0] == "slice" else entry[1]
-                 if entry[0] == "int" else None if entry[0] == "none" else arrays[entry[1]]
-                 for entry in desc)
-
-
-def pick(x, arrays, desc):
-    """x indexed by `desc`: ("slice", start, stop, step), ("int", i), ("none",) or
+def index_of(arrays, desc):
+    """The index `desc` describes: ("slice", start, stop, step), ("int", i), ("none",) or
     ("array", k) for arrays[k]."""
     index = []
     for entry in desc:
@@ -33,22 +27,16 @@ def pick(x, arrays, desc):
             index.append(None)
         else:
             index.append(arrays[entry[1]])
-    return x[tuple(index)]
+    return tuple(index)
+
+
+def pick(x, arrays, desc):
+    return x[index_of(arrays, desc)]
 
 
 def update(x, arrays, y, desc, mode):
     """x.at[desc].<mode>(y)."""
-    index = []
-    for entry in desc:
-        if entry[0] == "slice":
-            index.append(slice(entry[1], entry[2], entry[3]))
-        elif entry[0] == "int":
-            index.append(entry[1])
-        elif entry[0] == "none":
-            index.append(None)
-        else:
-            index.append(arrays[entry[1]])
-    index = tuple(index)
+    index = index_of(arrays, desc)
     if mode == "set":
         return x.at[index].set(y)
     if mode == "add":
@@ -82,7 +70,7 @@ CASES = [
 def test_layout_matches_numpy(desc, arrays):
     layout = advanced_layout(X.shape, _spec(desc), [a.shape for a in arrays])
     clipped = [np.clip(a, 0, 2) for a in arrays]  # any in-range values give the shape
-    assert layout.shape == X[_python_index(desc, clipped)].shape
+    assert layout.shape == X[index_of(clipped, desc)].shape
 
 
 def _spec(desc):
@@ -104,7 +92,7 @@ def test_gather(desc, arrays):
 @pytest.mark.parametrize("mode", ["set", "add", "mul", "min", "max"])
 @pytest.mark.parametrize("desc, arrays", CASES[:9])
 def test_scatter(desc, arrays, mode):
-    shape = np.zeros(X.shape)[_python_index(desc, [np.clip(a, 0, 2) for a in arrays])].shape
+    shape = np.zeros(X.shape)[index_of([np.clip(a, 0, 2) for a in arrays], desc)].shape
     y = np.linspace(-2, 3, int(np.prod(shape)), dtype=np.float32).reshape(shape)
     check(update, X, arrays, y, desc, mode, static_argnums=(3, 4))
 
@@ -187,7 +175,7 @@ def test_random_gathers_and_scatters(seed):
     rng = np.random.default_rng(seed)
     desc, arrays = _random_case(rng)
     check(pick, X, arrays, desc, static_argnums=(2,))
-    shape = jnp.asarray(X)[_python_index(desc, [jnp.asarray(a) for a in arrays])].shape
+    shape = jnp.asarray(X)[index_of([jnp.asarray(a) for a in arrays], desc)].shape
     y = rng.standard_normal(shape[int(rng.integers(0, len(shape) + 1)):]).astype(np.float32)
     check(update, X, arrays, y, desc, str(rng.choice(["set", "add", "min"])),
           static_argnums=(3, 4))
