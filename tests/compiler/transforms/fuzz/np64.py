@@ -51,6 +51,28 @@ class Array64(np.ndarray):
     def __itruediv__(self, other):
         return wrap(np.divide(self, other))
 
+    def __getitem__(self, index):
+        return super().__getitem__(_jax_index(self.shape, index, clamp=True))
+
+
+def _jax_index(shape: tuple, index, clamp: bool) -> tuple:
+    """`index` with JAX's rules for integer index arrays: a negative entry counts from the
+    end once; then reads clamp into range (clamp) or, for updates, an entry still out of
+    range is sent past the end (the caller drops it)."""
+    out, axis = [], 0
+    for entry in index if isinstance(index, tuple) else (index,):
+        if entry is None:
+            out.append(entry)
+            continue
+        if isinstance(entry, np.ndarray) and entry.dtype.kind in "iu":
+            n = shape[axis]
+            entry = np.where(entry < 0, entry + n, entry)
+            entry = np.clip(entry, 0, n - 1) if clamp else np.where(
+                (entry < 0) | (entry >= n), n, entry)
+        out.append(entry)
+        axis += 1
+    return tuple(out)
+
 
 class _At:
     def __init__(self, base: np.ndarray):
@@ -69,17 +91,62 @@ class _AtIndex:
         out[self._index] = combine(out[self._index])
         return out.view(Array64)
 
+    def _scattered(self, ufunc, value) -> Array64:
+        """An update at index arrays: out-of-range entries dropped (a trash slot past the
+        end of the first axis), repeated ones applied in turn (ufunc.at), as in JAX."""
+        base = np.asarray(self._base, dtype=np.float64)
+        index = _jax_index(base.shape, self._index, clamp=False)
+        out = np.concatenate([base, np.zeros((1,) + base.shape[1:])])
+        padded = np.pad(out, [(0, 0)] + [(0, 1)] * (base.ndim - 1))
+        target = np.broadcast_to(np.asarray(value, np.float64), padded[index].shape)
+        ufunc.at(padded, index, target)
+        return padded[tuple(slice(0, d) for d in base.shape)].view(Array64)
+
+    def _has_arrays(self) -> bool:
+        index = self._index if isinstance(self._index, tuple) else (self._index,)
+        return any(isinstance(e, np.ndarray) and e.dtype.kind in "iu" for e in index)
+
     def set(self, value) -> Array64:
+        if self._has_arrays():
+            return self._scattered(_LAST, value)
         return self._updated(lambda old: value)
 
     def add(self, value) -> Array64:
+        if self._has_arrays():
+            return self._scattered(np.add, value)
         return self._updated(lambda old: old + value)
 
     def multiply(self, value) -> Array64:
+        if self._has_arrays():
+            return self._scattered(np.multiply, value)
         return self._updated(lambda old: old * value)
 
     def get(self):
         return wrap(self._base[self._index])
+
+
+class _Last:
+    """`ufunc.at` for `set`: the last of repeated entries wins."""
+
+    @staticmethod
+    def at(out: np.ndarray, index: tuple, values: np.ndarray) -> None:
+        out[index] = values
+
+
+_LAST = _Last()
+
+
+def array(values):
+    """An index array (the programs' jnp.array of integers)."""
+    return np.asarray(values)
+
+
+def sort(a):
+    return wrap(np.sort(a, kind="stable"))
+
+
+def argsort(a):
+    return np.argsort(a, kind="stable")
 
 
 def wrap(value):
