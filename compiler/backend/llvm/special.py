@@ -31,36 +31,37 @@ class Wide:
     def __init__(self, b: ir.IRBuilder, lanes: int):
         self.b, self.lanes = b, lanes
 
-    def _r(self, v) -> ir.Value:
+    def value(self, v) -> ir.Value:
+        """`v` as a register: a Python number becomes a float64 constant of these lanes."""
         return constant(F64, float(v), self.lanes) if isinstance(v, (int, float)) else v
 
     def add(self, x, y):
-        return self.b.fadd(self._r(x), self._r(y))
+        return self.b.fadd(self.value(x), self.value(y))
 
     def sub(self, x, y):
-        return self.b.fsub(self._r(x), self._r(y))
+        return self.b.fsub(self.value(x), self.value(y))
 
     def mul(self, x, y):
-        return self.b.fmul(self._r(x), self._r(y))
+        return self.b.fmul(self.value(x), self.value(y))
 
     def div(self, x, y):
-        return self.b.fdiv(self._r(x), self._r(y))
+        return self.b.fdiv(self.value(x), self.value(y))
 
     def less(self, x, y):
-        return self.b.fcmp_ordered("<", self._r(x), self._r(y))
+        return self.b.fcmp_ordered("<", self.value(x), self.value(y))
 
     def equal(self, x, y):
-        return self.b.fcmp_ordered("==", self._r(x), self._r(y))
+        return self.b.fcmp_ordered("==", self.value(x), self.value(y))
 
     def select(self, cond, x, y):
-        return self.b.select(cond, self._r(x), self._r(y))
+        return self.b.select(cond, self.value(x), self.value(y))
 
     def call(self, name: str, *args):
         """The C library's `name` (float64), lane by lane."""
-        return libm(self.b, name, [self._r(a) for a in args], F64)
+        return libm(self.b, name, [self.value(a) for a in args], F64)
 
     def intrinsic(self, name: str, *args):
-        return intrinsic(self.b, name, [self._r(a) for a in args])
+        return intrinsic(self.b, name, [self.value(a) for a in args])
 
 
 def _digamma(b, args, dtypes, out, params):
@@ -69,7 +70,7 @@ def _digamma(b, args, dtypes, out, params):
     v = convert(b, x, dt, F64)
     reflect = w.less(v, 0.5)
     z = w.select(reflect, w.sub(1.0, v), v)
-    acc = w._r(0.0)
+    acc = w.value(0.0)
     for _ in range(6):
         small = w.less(z, 6.0)
         acc = w.sub(acc, w.select(small, w.div(1.0, w.select(small, z, 1.0)), 0.0))
@@ -82,13 +83,13 @@ def _digamma(b, args, dtypes, out, params):
     result = w.add(acc, series)
     result = w.select(reflect, w.sub(result, w.div(np.pi, w.call("tan", w.mul(np.pi, v)))),
                       result)
-    pole = b.and_(b.fcmp_ordered("<=", v, w._r(0.0)), w.equal(v, w.intrinsic("llvm.floor", v)))
+    pole = b.and_(b.fcmp_ordered("<=", v, w.value(0.0)), w.equal(v, w.intrinsic("llvm.floor", v)))
     result = w.select(pole, math.nan, result)
     return convert(b, result, F64, dt)
 
 
 def _horner(w: Wide, coeffs: tuple, x):
-    acc = w._r(coeffs[0])
+    acc = w.value(coeffs[0])
     for c in coeffs[1:]:
         acc = w.add(w.mul(acc, x), c)
     return acc
@@ -108,9 +109,9 @@ def _erf_inv(b, args, dtypes, out, params):
         guess = w.sub(guess, w.div(err, w.mul(slope, w.call("exp", w.mul(b.fneg(guess),
                                                                           guess)))))
     size = w.intrinsic("llvm.fabs", v)
-    guess = w.select(w.equal(size, 1.0), w.intrinsic("llvm.copysign", w._r(math.inf), v),
+    guess = w.select(w.equal(size, 1.0), w.intrinsic("llvm.copysign", w.value(math.inf), v),
                      guess)
-    guess = w.select(b.fcmp_ordered(">", size, w._r(1.0)), math.nan, guess)
+    guess = w.select(b.fcmp_ordered(">", size, w.value(1.0)), math.nan, guess)
     return convert(b, guess, F64, dt)
 
 
