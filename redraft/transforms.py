@@ -493,7 +493,8 @@ def _with_aux(fun: Callable, argnums, forward: bool) -> Callable:
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable:
-    """The Jacobian of `fun` by forward mode: one jvp per input element."""
+    """The Jacobian of `fun` by forward mode: its jvp, vmapped over the input's standard
+    basis (blocks weakly typed like the output's leaves, as JAX's)."""
     if has_aux:
         return _with_aux(fun, argnums, forward=True)
     return _jacobian(fun, argnums, forward=True)
@@ -501,7 +502,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False, allow_int: bool = False) -> Callable:
-    """The Jacobian of `fun` by reverse mode: one backward pass per output element."""
+    """The Jacobian of `fun` by reverse mode: its backward pass, vmapped over the output's
+    standard basis (blocks weakly typed like the input's leaves, as JAX's)."""
     if has_aux:
         return _with_aux(fun, argnums, forward=False)
     return _jacobian(fun, argnums, forward=False)

@@ -943,16 +943,29 @@ def jacobian_from_columns(columns, out, x, leads: tuple = (0, 0, 0)):
     x_leaf.shape (one array out.shape + x.shape where both are arrays), as JAX's. `leads`:
     the batch axes in front of every leaf of columns, out and x (vmaps around this one)."""
     lead, out_lead, x_lead = leads
-    _, out_def, out_shapes, _ = _blocks(out, out_lead)
+    out_leaves, out_def, out_shapes, _ = _blocks(out, out_lead)
     _, x_def, x_shapes, x_at = _blocks(x, x_lead)
     blocks = []
-    for col, o_shape in zip(tree_flatten(columns)[0], out_shapes):
+    for col, o_leaf, o_shape in zip(tree_flatten(columns)[0], out_leaves, out_shapes):
         batch = tuple(jnp.shape(col))[:lead]
         moved = jnp.moveaxis(col, lead, -1)  # batch + o_shape + (x elements,)
-        row = [jnp.reshape(_cut(moved, -1, a, b, len(x_shapes)), batch + o_shape + x_shape)
+        row = [_weak_like(jnp.reshape(_cut(moved, -1, a, b, len(x_shapes)),
+                                      batch + o_shape + x_shape), o_leaf)
                for x_shape, a, b in zip(x_shapes, x_at, x_at[1:])]
         blocks.append(tree_unflatten(x_def, row))
     return tree_unflatten(out_def, blocks)
+
+
+def _weak_like(block, leaf):
+    """`block` weakly typed where `leaf` is (a Python scalar, or a weak array), strongly
+    typed where it is not: a forward Jacobian has its output's weak type and a reverse one
+    its input's, as JAX's (jacfwd(f)(2.0) of a weak result promotes as 2.0 would)."""
+    weak = leaf.weak_type if isinstance(leaf, Array) else (
+        isinstance(leaf, (int, float)) and not isinstance(leaf, bool))
+    if not isinstance(block, Array) or block.weak_type == weak:
+        return block
+    from redraft.numpy.promotion import convert
+    return convert(block, block.dtype, weak)
 
 
 def columns_of_jacobian(jac, out, x, leads: tuple = (0, 0, 0)):
@@ -979,15 +992,15 @@ def jacobian_from_rows(rows, out, x, leads: tuple = (0, 0, 0)):
     elements) as the Jacobian, shaped as jacobian_from_columns's."""
     lead, out_lead, x_lead = leads
     _, out_def, out_shapes, out_at = _blocks(out, out_lead)
-    _, x_def, x_shapes, _ = _blocks(x, x_lead)
+    x_leaves, x_def, x_shapes, _ = _blocks(x, x_lead)
     leaves = tree_flatten(rows)[0]
     blocks = []
     for o_shape, a, b in zip(out_shapes, out_at, out_at[1:]):
         row = []
-        for leaf, x_shape in zip(leaves, x_shapes):
+        for leaf, x_leaf, x_shape in zip(leaves, x_leaves, x_shapes):
             batch = tuple(jnp.shape(leaf))[:lead]
             part = _cut(leaf, lead, a, b, len(out_shapes))
-            row.append(jnp.reshape(part, batch + o_shape + x_shape))
+            row.append(_weak_like(jnp.reshape(part, batch + o_shape + x_shape), x_leaf))
         blocks.append(tree_unflatten(x_def, row))
     return tree_unflatten(out_def, blocks)
 

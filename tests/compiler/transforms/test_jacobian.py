@@ -313,3 +313,28 @@ def test_where_vmap_refuses_the_loop_is_built_and_says_why():
     x = jnp.array([0.1, 0.5, 0.9])
     np.testing.assert_allclose(redraft.jacfwd(_refused)(x), np.diag(np.cos(np.asarray(x))),
                                rtol=1e-6)
+
+
+def test_weak_types_follow_jax():
+    """jacfwd's blocks take the output's weak type, jacrev's the input's, as JAX 0.10.2's:
+    of a Python float, jacfwd of a weak result and jacrev of anything are weak."""
+    import redraft as jax
+
+    def weak(x):
+        return jnp.sin(x) * 2
+
+    def strong(x):
+        return jnp.sin(x) * jnp.float32(2)
+
+    def vector(x):
+        return jnp.sin(x) * jnp.ones(3)
+
+    got = {(t.__name__, f.__name__): t(f)(1.0).weak_type
+           for t in (jax.jacfwd, jax.jacrev, jax.hessian) for f in (weak, strong, vector)
+           if not (t is jax.hessian and f is vector)}
+    assert got == {("jacfwd", "weak"): True, ("jacfwd", "strong"): False,
+                   ("jacfwd", "vector"): False, ("jacrev", "weak"): True,
+                   ("jacrev", "strong"): True, ("jacrev", "vector"): True,
+                   ("hessian", "weak"): True, ("hessian", "strong"): True}
+    assert not jax.jacrev(weak)(jnp.float32(1.0)).weak_type
+    assert jax.jit(jax.jacfwd(weak))(1.0).weak_type
