@@ -913,12 +913,19 @@ class Lowering:
             self.stmt(s, orelse)
         out.append(ir.If(cond, body, orelse, self.origin(node)))
 
+    def else_after(self, loop, out, lower) -> bool:
+        """A loop's `else` block runs after the loop (jumps.py left no break in it, only a
+        flag): `lower` the loop without it, then the block. False when it has none."""
+        if not loop.orelse:
+            return False
+        orelse, loop.orelse = loop.orelse, []
+        lower(loop, out)
+        loop.orelse = orelse
+        self.block(orelse, out)
+        return True
+
     def stmt_For(self, node, out):
-        if node.orelse:  # no break left (jumps.py made it a flag): the else block follows
-            orelse, node.orelse = node.orelse, []
-            self.stmt_For(node, out)
-            node.orelse = orelse
-            self.block(orelse, out)
+        if self.else_after(node, out, self.stmt_For):
             return
         if self.unrolled_over_functions(node.iter, node.target, node, out,
                                         lambda copy: self.block(node.body, copy)):
@@ -1227,11 +1234,7 @@ class Lowering:
                                                     for e in element)))
 
     def stmt_While(self, node, out):
-        if node.orelse:  # no break left (jumps.py made it a flag): the else block follows
-            orelse, node.orelse = node.orelse, []
-            self.stmt_While(node, out)
-            node.orelse = orelse
-            self.block(orelse, out)
+        if self.else_after(node, out, self.stmt_While):
             return
         cond_body: list = []
         cond = self.expr(node.test, cond_body)
