@@ -49,9 +49,16 @@ def cache_key(fun, sig) -> str | None:
     types = ",".join(f"{a.str_short()}{'~' if a.weak_type else ''}" for a in sig.avals)
     knobs = ",".join(f"{k}={os.environ.get(k, '')}" for k in (
         "REDRAFT_NUM_THREADS", "REDRAFT_LLVM_STRICT", "REDRAFT_LLVM_OPT"))
+    knobs += f",cpus={_cpus()}"  # the products' chunks of work are per thread
     text = "\n".join([sys.version, fun_print, static_print, aux_print, repr(sig.treedef),
                       types, f"x64={sig.x64}", knobs, redraft_stamp(), cpu_stamp()])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cpus() -> int:
+    """The CPUs this process may use (the thread pool's default size)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else os.cpu_count() or 1
 
 
 def _aux_data(treedef) -> list:

@@ -31,7 +31,7 @@ from . import elementwise
 from .epilogue import Epilogue, emit_epilogue, epilogue_dest, take_epilogue
 from .loops import CodeContext, Nest, NestInput, NestOutput, copy, emit_nest, fill, reduce_kind
 from .module import FunctionLowering, lowering
-from .parallel import ensure_runtime
+from .parallel import ensure_runtime, thread_count
 from .types import I64, PTR, VOID, Unsupported, check_dtype, declare, i64, memory_type
 from .views import View
 
@@ -45,12 +45,19 @@ NARROW_PARALLEL_FLOPS = 8 * PARALLEL_FLOPS  # and a narrow product's (N <= one v
 #                                  its own copy of B, and 128x1024 @ 1024x10 (15 us on one
 #                                  thread) took twice as long on two
 COLUMN_SPLIT_ROWS = 256          # threaded products with at most this many rows (and at
-COLUMN_CHUNK_PANELS = 4          # least twice as many columns) split C by columns, in
-#                                  chunks of whole NR-column panels (see _splits_columns):
-#                                  1024 columns in 8 chunks, not 4, so that a thread held up
-#                                  leaves less to wait for; each chunk packs all of A again,
-#                                  which costs nothing measurable (1, 4 or 8 chunks run one
-#                                  after another on one thread: the same time, within 2%)
+#                                  least twice as many columns) split C by columns
+COLUMN_SPLIT_A_BYTES = 2 << 20   # and any whose A fits in this (an L2 or two) and whose
+COLUMN_SPLIT_PANELS = 8          # columns give every thread this many NR-column panels
+COLUMN_CHUNK_MAX_PANELS = 32     # a thread's chunk of columns is its share, up to this many
+#                                  panels (each chunk packs all of A again: on znver5, 128x1024
+#                                  @ 1024x1024 ran at 427 GFLOP/s in chunks of 4 panels, 452
+#                                  in 8, 466 in one chunk a thread, and 291 against 233 with
+#                                  a busy process on the other core; 32 keeps a chunk's
+#                                  packed B in L2 a K slice at a time)
+ROW_CHUNK_BLOCKS = 2             # threads split by rows take chunks of up to this many MC
+#                                  blocks: each chunk reads all of the shared packed B, half
+#                                  of it from the other core's cache (512^3 in chunks of 72
+#                                  rows: 427 GFLOP/s, of 264 or 288: 464-471)
 
 
 def _free(ndim: int, contracting, batch) -> list[int]:
@@ -304,13 +311,40 @@ def _canonical(L, view: View, order: list, groups: list[list[int]]):
 
 def _splits_columns(m: int, n: int, k: int, dtype: np.dtype) -> bool:
     """Whether a threaded product splits C by columns rather than by rows: when C has few
-    rows and many columns. Split by rows, every chunk streams all of the packed B from L3
-    (128 x 784 @ 784 x 1024 in chunks of 24 rows read its 3.2 MB six times); split by
-    columns, each chunk packs its own panels of B and uses them at once from L2, and packs
-    all of A instead (small, when the rows are few)."""
+    rows and many columns, or A is small and every thread gets enough columns. Split by rows,
+    every chunk streams all of the packed B from L3 (128 x 784 @ 784 x 1024 in chunks of 24
+    rows read its 3.2 MB six times); split by columns, each chunk packs its own panels of B
+    and uses them at once from L2, and packs all of A instead."""
     cfg = _kernel(dtype.name).cfg
-    return (2 * m * cfg.padded_columns(n) * k >= PARALLEL_FLOPS and m <= COLUMN_SPLIT_ROWS
-            and n >= 2 * m and n > cfg.vl)
+    if 2 * m * cfg.padded_columns(n) * k < PARALLEL_FLOPS or n <= cfg.vl:
+        return False
+    few_rows = m <= COLUMN_SPLIT_ROWS and n >= 2 * m
+    small_a = (m * k * dtype.itemsize <= COLUMN_SPLIT_A_BYTES
+               and -(-n // cfg.nr) >= COLUMN_SPLIT_PANELS * thread_count())
+    return few_rows or small_a
+
+
+def _even_chunk(total: int, most: int, unit: int) -> int:
+    """The size (a multiple of `unit`) of the chunks that split `total` into a multiple of
+    the thread count, each at most about `most`: every thread gets the same number of
+    chunks (288-row chunks of 1000 rows gave one thread 576 and the other 424)."""
+    threads = thread_count()
+    share = -(-total // threads)
+    chunks = threads * -(-share // most)
+    size = -(-total // chunks)
+    return max(unit, -(-size // unit) * unit)
+
+
+def _column_chunk(panels: int) -> int:
+    """Panels of a threaded column split's chunk: each thread's share, in chunks of at most
+    COLUMN_CHUNK_MAX_PANELS (every chunk packs all of A again)."""
+    return _even_chunk(panels, COLUMN_CHUNK_MAX_PANELS, 1)
+
+
+def _row_chunk(cfg, m: int) -> int:
+    """Rows of a threaded row split's chunk: each thread's share, in chunks of at most
+    ROW_CHUNK_BLOCKS MC blocks, in whole MR-row tiles."""
+    return _even_chunk(m, ROW_CHUNK_BLOCKS * cfg.mc, cfg.mr)
 
 
 def _threaded(cfg, m: int, n: int, k: int) -> bool:
@@ -373,14 +407,14 @@ def _kernel_product(L, lhs: View, rhs: View, l_axes, r_axes, dest: View, mnk,
             shape = (sam, sak, sbk, sbn, m, n, k)
             task = _columns_task(cx, cfg, shape, dtype) if epilogue is None else \
                 _columns_epilogue_task(cx, cfg, shape, dtype, epilogue)
-            _run(cx, task, ctx, panels, COLUMN_CHUNK_PANELS, threads)
+            _run(cx, task, ctx, panels, _column_chunk(panels), threads)
             return
         if packs and first is not None:
             with b.if_then(first):
                 _run(cx, pack_task, ctx, panels, 1, threads)
         elif packs:
             _run(cx, pack_task, ctx, panels, 1, threads)
-        _run(cx, rows_task, ctx, m, cfg.mr, threads)
+        _run(cx, rows_task, ctx, m, _row_chunk(cfg, m), threads)
 
     packed_ptr = b.gep(packed.base, [i64(packed.offset)], inbounds=True, source_etype=elem)
     if batch == 1:
