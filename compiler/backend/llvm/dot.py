@@ -319,8 +319,9 @@ def _splits_columns(m: int, n: int, k: int, dtype: np.dtype) -> bool:
     if 2 * m * cfg.padded_columns(n) * k < PARALLEL_FLOPS or n <= cfg.vl:
         return False
     few_rows = m <= COLUMN_SPLIT_ROWS and n >= 2 * m
-    small_a = (m * k * dtype.itemsize <= COLUMN_SPLIT_A_BYTES
-               and -(-n // cfg.nr) >= COLUMN_SPLIT_PANELS * thread_count())
+    threads = thread_count()
+    small_a = (threads > 1 and m * k * dtype.itemsize <= COLUMN_SPLIT_A_BYTES
+               and -(-n // cfg.nr) >= COLUMN_SPLIT_PANELS * threads)
     return few_rows or small_a
 
 

@@ -280,6 +280,39 @@ def _llvm_text(fn, *args):
     return llvm_ir(make_ir(fn)(*args), optimised=False)
 
 
+@pytest.mark.parametrize("layout", ["NN", "TN"])
+def test_square_product_with_a_small_left_operand_splits_by_columns(layout):
+    """512 x 512 @ 512 x 512 (A: 1 MB, 16 panels of columns): with two threads or more, each
+    takes its own columns and packs all of A rather than reading a shared packed B."""
+    from redraft.compiler.backend.llvm import dot
+    if dot.thread_count() < 2:
+        pytest.skip("one thread: the product is not split")
+    a, b = sample((512, 512), np.float32, seed=14), sample((512, 512), np.float32, seed=15)
+
+    def f(x, y):
+        return (x.T if layout[0] == "T" else x) @ y
+
+    assert "redraft_dot_cols" in _llvm_text(f, a, b)
+    got = np.asarray(redraft.jit(f)(a, b))
+    np.testing.assert_allclose(got, _reference(a, b, layout), rtol=1e-4,
+                               atol=1e-4 * 512 ** 0.5)
+
+
+@pytest.mark.parametrize("threads,total,most,unit,size", [
+    (2, 1000, 288, 12, 252),   # four chunks, two a thread (288-row chunks: 3 and 1 rows over)
+    (2, 2000, 288, 12, 252),   # eight
+    (2, 32, 32, 1, 16),        # one chunk a thread
+    (2, 100, 32, 1, 25),       # 100 panels: four of 25, not three of 32 and one of 4
+    (3, 24, 32, 1, 8),
+    (1, 50, 32, 1, 25),
+])
+def test_threaded_chunks_give_every_thread_as_many(monkeypatch, threads, total, most, unit,
+                                                    size):
+    from redraft.compiler.backend.llvm import dot
+    monkeypatch.setattr(dot, "thread_count", lambda: threads)
+    assert dot._even_chunk(total, most, unit) == size
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 @pytest.mark.parametrize("m,k,n", [(128, 300, 1000), (37, 301, 517), (200, 33, 400)])
 def test_few_rows_and_many_columns_split_by_columns(layout, m, k, n):
