@@ -4,12 +4,14 @@ Each works on the last two axes and maps over any leading (batch) axes, as JAX's
 lax.linalg does, so vmap only moves its batch axis in front. The impl rules are NumPy
 (numpy.linalg's LAPACK for cholesky, qr, eigh, svd and eig; LU with partial pivoting and
 triangular substitution written here, vectorised over the batch, since numpy.linalg has
-neither); compiled code calls the same functions through kernels/linalg_host.py. As in JAX,
+neither; where NumPy's wheel brings OpenBLAS, the triangular solve calls its trsm,
+kernels/blas.py); compiled code calls the same functions as host calls. As in JAX,
 cholesky of a matrix that is not positive definite gives NaNs rather than raising.
 """
 from __future__ import annotations
 
 import numpy as np
+from redraft.kernels import blas
 from redraft.compiler.core.abstract import ShapedArray, abstract_eval_rules
 from redraft.compiler.primitives.base import Primitive, WeakRule
 from redraft.runtime.array import Array
@@ -126,9 +128,16 @@ def _substitute_rows(t: np.ndarray, b: np.ndarray, lower: bool) -> np.ndarray:
 
 def triangular_solve_impl(a, b, *, left_side: bool, lower: bool, transpose_a: bool,
                           conjugate_a: bool, unit_diagonal: bool) -> np.ndarray:
-    """x with op(a) @ x = b (left_side) or x @ op(a) = b."""
-    t, is_lower = _effective(np.asarray(a), lower, transpose_a, conjugate_a, unit_diagonal)
-    b = np.asarray(b)
+    """x with op(a) @ x = b (left_side) or x @ op(a) = b: by NumPy's BLAS where it serves
+    the dtype (conjugation is nothing for real matrices), else by substitution here."""
+    a, b = np.asarray(a), np.asarray(b)
+    if not np.iscomplexobj(a):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = blas.trsm(a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                          unit_diagonal=unit_diagonal)
+        if x is not None:
+            return x
+    t, is_lower = _effective(a, lower, transpose_a, conjugate_a, unit_diagonal)
     with np.errstate(divide="ignore", invalid="ignore"):
         if left_side:
             return _substitute(t, b, is_lower).astype(b.dtype, copy=False)
