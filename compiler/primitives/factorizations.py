@@ -465,26 +465,31 @@ def _lu_vjp(g, ans, x):
 defjvp(lu_p, _lu_jvp)
 defvjp(lu_p, _lu_vjp)
 
-# ---- qr (m >= n, reduced or square) --------------------------------------------------------------
+# ---- qr ------------------------------------------------------------------------------------------
+# A tall or square x (m >= n, reduced or square factors) has the rules below. A wide one
+# (m < n) is x = [X Y] with X square: Q R_X = X and R_Y = Q^T Y, so R_Y's derivative is
+# Q^T (dY - dQ R_Y) and the rules of the square X do the rest.
 
 
 def _qr_jvp(x_dot, ans, x, full_matrices=True):
     q, r = ans
-    dx_rinv = lah.solve_upper_right(r, x_dot)
-    c = lah.mH(q) @ dx_rinv
-    low = jnp.tril(c, -1)
-    omega = low - lah.mH(low)
-    q_dot = q @ omega + (dx_rinv - q @ c)
-    r_dot = (c - omega) @ r
-    return (q_dot, r_dot)
+    m = x.shape[-2]
+    if m >= x.shape[-1]:
+        return lah.qr_jvp_tall(x_dot, q, r)
+    q_dot, r_x_dot = lah.qr_jvp_tall(x_dot[..., :m], q, r[..., :m])
+    r_y_dot = lah.mH(q) @ (x_dot[..., m:] - q_dot @ r[..., m:])
+    return (q_dot, jnp.concatenate([r_x_dot, r_y_dot], axis=-1))
 
 
 def _qr_vjp(g, ans, x, full_matrices=True):
     q, r = ans
-    e = lah.mT(q) @ g[0] - g[1] @ lah.mT(r)
-    g_c = jnp.tril(e - lah.mT(e), -1) - e
-    b = g[0] + q @ g_c
-    return tsolve(r, b, left_side=False, lower=False, transpose_a=True)
+    m = x.shape[-2]
+    if m >= x.shape[-1]:
+        return lah.qr_vjp_tall(g[0], g[1], q, r)
+    g_ry = g[1][..., m:]
+    g_x = lah.qr_vjp_tall(g[0] - q @ g_ry @ lah.mT(r[..., m:]), g[1][..., :m], q,
+                            r[..., :m])
+    return jnp.concatenate([g_x, q @ g_ry], axis=-1)
 
 
 defjvp(qr_p, _qr_jvp)

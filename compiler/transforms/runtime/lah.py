@@ -77,6 +77,23 @@ def solve_upper_right(r, x):
     return lax.linalg.triangular_solve(r, x, left_side=False, lower=False)
 
 
+def qr_jvp_tall(x_dot, q, r):
+    """(dQ, dR) of the QR factors of a tall or square matrix (m >= n, reduced factors)."""
+    dx_rinv = solve_upper_right(r, x_dot)
+    c = mH(q) @ dx_rinv
+    low = jnp.tril(c, -1)
+    omega = low - mH(low)
+    return q @ omega + (dx_rinv - q @ c), (c - omega) @ r
+
+
+def qr_vjp_tall(g_q, g_r, q, r):
+    """The cotangent of a tall or square matrix from those of its QR factors."""
+    e = mT(q) @ g_q - g_r @ mT(r)
+    g_c = jnp.tril(e - mT(e), -1) - e
+    return lax.linalg.triangular_solve(r, g_q + q @ g_c, left_side=False, lower=False,
+                                       transpose_a=True)
+
+
 def inverse_gaps(w):
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it (eigh's derivative)."""
     eye = jnp.eye(w.shape[-1], dtype=w.dtype)

@@ -212,8 +212,8 @@ def _gp_loglik(kernel, y):
 
 GRAD_CASES = [(_chol_sum, (SPD,)), (_solve, (SPD, B)), (_solve, (SPD, VEC)), (_inv, (SPD,)),
               (_det, (A,)), (_logdet, (SPD,)), (_eigh, (SPD,)), (_svd, (TALL,)), (_svd, (WIDE,)),
-              (_svd, (A,)), (_qr, (TALL,)), (_qr, (A,)), (_pinv, (TALL,)), (_norms, (A,)),
-              (_gp_loglik, (SPD, VEC))]
+              (_svd, (A,)), (_qr, (TALL,)), (_qr, (A,)), (_qr, (WIDE,)), (_pinv, (TALL,)),
+              (_norms, (A,)), (_gp_loglik, (SPD, VEC))]
 
 
 @pytest.mark.parametrize("fn,args", GRAD_CASES, ids=lambda v: getattr(v, "__name__", ""))
