@@ -311,7 +311,14 @@ class Lowering:
         for i, stmt in enumerate(body):
             if isinstance(stmt, gast.Return):
                 value = stmt.value if stmt.value is not None else gast.Constant(None, None)
-                self.expr(value, out, target=result)
+                local = self.capturing_local(value)
+                if local is not None:  # `return apply`: a Closure of what apply captures
+                    self.emit(out, value, local_functions.value_call(local), result)
+                elif self.known_closures(value) is not None:  # `return layers`
+                    self.emit(out, value, self.known_functions_value(
+                        self.known_closures(value), value, out), result)
+                else:
+                    self.expr(value, out, target=result)
                 return True
             if isinstance(stmt, gast.If) and _contains_return(stmt):
                 rest = body[i + 1:]
@@ -1344,6 +1351,40 @@ class Lowering:
     def expr_Name(self, node, out):
         return self.name(node, node)
 
+    def capturing_local(self, node) -> local_functions.LocalFunction | None:
+        """The local function `node` names, where it captures values or has defaults (its
+        value must carry them: a Closure), else None."""
+        if isinstance(node, gast.Name) and node.id in self.local_functions and not (
+                node.id in self.imported):
+            local = self.local_functions[node.id]
+            if local.captured or local.defaults:
+                return local
+        return None
+
+    def known_closures(self, node):
+        """The known sequence (or dict) of functions `node` names, where one of them
+        captures values or has defaults, else None."""
+        if isinstance(node, gast.Name) and node.id in self.known and node.id not in (
+                self.imported) and node.id not in self.local_functions:
+            value = self.known[node.id]
+            return value if _holds_closures(value) else None
+        return None
+
+    def known_functions_value(self, items, node, out) -> ir.Expr:
+        """A known sequence (or dict) of functions used as a value (`fs[i]`, i known only
+        when it runs): rebuilt here, each local function that captures values made a
+        Closure of them (function_value), so that calling an item passes what it captured."""
+        from redraft.compiler.core import helpers
+
+        def value(f) -> ir.Atom:
+            return self.function_value(ir.Ref(f, getattr(f, "name", "f")), node, out)
+        if isinstance(items, dict):
+            keys = self.emit(out, node, ir.Tuple(tuple(ir.Const(k) for k in items)))
+            values = self.emit(out, node, ir.Tuple(tuple(value(f) for f in items.values())))
+            return ir.Call(ir.Ref(helpers.make_dict, "dict_of"), (keys, values))
+        display = ir.List if isinstance(items, list) else ir.Tuple
+        return display(tuple(value(f) for f in items))
+
     def expr_NamedExpr(self, node, out):
         """`(m := f(x))`: assign m, and the expression's value is m's."""
         value = self.expr(node.value, out)
@@ -1565,6 +1606,8 @@ class Lowering:
             item = _known_item(base.value, index.value)
             if item is not None:  # `activations[2]`: a function chosen when read
                 return ir.Ref(item, f"{base.path.replace('.', '_')}_{_key_name(index.value)}")
+        if isinstance(base, ir.Ref) and _holds_closures(base.value):  # `layers[i]`, i a value
+            base = self.emit(out, node, self.known_functions_value(base.value, node, out))
         return ir.Call(GETITEM, (base, index))
 
     def index(self, node, out) -> ir.Atom:
@@ -1766,6 +1809,8 @@ class Lowering:
         if (isinstance(a, ir.Ref) and isinstance(a.value, local_functions.LocalFunction)
                 and (a.value.captured or a.value.defaults)):
             return self.emit(out, node, local_functions.value_call(a.value))
+        if isinstance(a, ir.Ref) and _holds_closures(a.value):  # `helper(layers)`
+            return self.emit(out, node, self.known_functions_value(a.value, node, out))
         return a
 
     def inline_transform(self, node, out) -> ir.Expr | None:
@@ -2228,6 +2273,15 @@ class KnownTuple:
     """A tuple whose items are known atoms when the source is read (what vjp returns):
     indexing it with a constant, or unpacking it, reads the items themselves."""
     items: tuple
+
+
+def _holds_closures(value) -> bool:
+    """Whether a known sequence or dict holds a local function that captures values or has
+    defaults (which its value must carry)."""
+    items = value.values() if isinstance(value, dict) else value
+    return isinstance(value, (list, tuple, dict)) and any(
+        isinstance(f, local_functions.LocalFunction) and (f.captured or f.defaults)
+        for f in items)
 
 
 def _known_ref(value, name: str) -> ir.Atom:

@@ -456,10 +456,11 @@ def _wrapper_core(fn, nargs: int) -> ir.Function:
                        1)
 
 
-defrefuse(closure, "a local function passed as a value (here to a function that is not a "
-          "transform, such as tree_map or a helper of yours) is differentiated in its "
-          "arguments, not in the values it captures, and one of those is differentiated "
-          "here; pass that value to the function as an argument instead")
+defrefuse(closure, "a local function used as a value (returned, kept in a list or dict, or "
+          "passed to a function that is not a transform, such as tree_map or a helper of "
+          "yours) is differentiated in its arguments, not in the values it captures, and one "
+          "of those is differentiated here (JAX would differentiate it; redraft does not yet): "
+          "pass that value to the function as an argument instead")
 defnondiff(jvp_of, "it makes a transformed function, a Python value with no derivative")
 defnondiff(bwd_of, "it makes a transformed function, a Python value with no derivative")
 defnondiff(method_jvp_of, "it makes a transformed function, a Python value with no derivative")

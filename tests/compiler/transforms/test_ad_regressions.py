@@ -765,3 +765,43 @@ def test_an_overwritten_container_item_of_another_shape():
         np.testing.assert_allclose(gb, [2, 2])
     np.testing.assert_allclose(redraft.vmap(redraft.grad(_overwrite_dict_items))(a, a),
                                4 * a)
+
+
+# ---- local functions used as values: never a silent zero -----------------------------------------
+
+def _pick_layer(w, x, i):
+    layers = [lambda v: v * w, lambda v: jnp.sin(v) + w]
+    return jnp.sum(layers[i](x))
+
+
+def _make_layer(w):
+    def layer(v):
+        return v @ w
+    return layer
+
+
+def _through_a_made_layer(w, x):
+    return jnp.sum(_make_layer(w)(x) ** 2)
+
+
+def test_a_list_of_capturing_lambdas_indexed_when_it_runs():
+    """`layers[i](x)` with i known only when the code runs: the lambdas keep what they
+    capture (the list was read as a constant of local functions, and calling an item
+    raised); the gradient in the argument is right, the one in the captured value is
+    refused, never zero."""
+    x = np.array([0.3, -1.2, 2.0], np.float32)
+    for i, want in ((0, np.full(3, 2.0)), (1, np.cos(x))):
+        got = redraft.grad(_pick_layer, argnums=1)(2.0, x, i)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    with pytest.raises(Exception, match="not in the values it captures"):
+        redraft.grad(_pick_layer)(2.0, x, 0)
+
+
+def test_a_returned_closure_over_a_differentiated_value_is_refused_not_zero():
+    """A function returning a local function that captures its argument (a layer factory):
+    the derivative through the captured value was silently zero."""
+    w, x = np.eye(2, dtype=np.float32) * 2, np.ones((1, 2), np.float32)
+    got = redraft.grad(_through_a_made_layer, argnums=1)(w, x)
+    np.testing.assert_allclose(np.asarray(got), 2 * (x @ w) @ w.T, rtol=1e-6)
+    with pytest.raises(Exception, match="not in the values it captures"):
+        redraft.grad(_through_a_made_layer)(w, x)
