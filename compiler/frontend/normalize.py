@@ -1194,8 +1194,14 @@ class Lowering:
         emits the reads of item k into `body` and returns an atom, or a list of them for the
         tuples enumerate and zip yield."""
         kind = self.builtin_iterator(node)
-        if kind is None:
-            seq = self.expr(node, out)
+        if kind is None:  # (a dict is read by position as its keys are: helpers.iterated)
+            visited = ir.Call(ir.Ref(helpers.iterated, "iterated"), (self.expr(node, out),))
+            if isinstance(node, gast.Name):
+                seq = ir.Var(self.fresh_local(f"{node.id}_seq"))
+                self.locals.add(seq.name)
+                self.emit(out, node, visited, seq.name)
+            else:
+                seq = self.emit(out, node, visited)
             length = self.emit(out, node, ir.Call(ir.Ref(len, "len"), (seq,)))
             return length, lambda body, k: self.emit(body, node, ir.Call(GETITEM, (seq, k)))
         parts = [self.sequence(a, out) for a in node.args[:1 if kind == "enumerate" else None]]
@@ -1637,6 +1643,10 @@ class Lowering:
         iteration = self.iteration_builtin(node)
         if iteration is not None:
             return self.expr_no_assign(iteration, out)
+        if self.calls_reversed(node):  # what it visits, backwards (a sequence, not an iterator)
+            visited = self.emit(out, node, ir.Call(ir.Ref(helpers.iterated, "iterated"),
+                                                   (self.expr(node.args[0], out),)))
+            return ir.Call(GETITEM, (visited, ir.Const(slice(None, None, -1))))
         mutated = self._mutated_local(node)
         if mutated is not None and node.func.attr in ("pop", "setdefault"):
             # `f(ys.pop())`: the item, read into a local as `v = ys.pop()` reads it (ys is
@@ -1673,6 +1683,13 @@ class Lowering:
         else:
             fn = self.expr(node.func, out)
         return self.call_value(node, fn, args, kwargs, star, out)
+
+    def calls_reversed(self, node) -> bool:
+        """Whether `node` is the builtin `reversed(xs)` with one positional argument."""
+        if node.keywords or len(node.args) != 1 or isinstance(node.args[0], gast.Starred):
+            return False
+        fn = self.known_ref(node.func)
+        return fn is not None and fn.value is reversed
 
     def iteration_builtin(self, node):
         """`map(f, xs, ...)`, `filter(f, xs)`, `itertools.chain(a, b, ...)` and

@@ -781,7 +781,10 @@ def sorted_like(values, items, key=None, reverse: bool = False) -> list:
 
 
 def unsorted(g, items, key=None, reverse: bool = False):
-    """The cotangent of sorted(items): g's entries put back at their items' places."""
+    """The cotangent of sorted(items): g's entries put back at their items' places. Sorting
+    a dict sorts its keys, which carry no derivative."""
+    if isinstance(items, dict):
+        return zeros_like(items)
     g = list(g)
     items_list = list(items)
     out = [zeros_like(v) for v in items_list]
@@ -831,7 +834,10 @@ def unstack_jacobian(ct, rows, out, x, rows_first: bool = True) -> list:
 
 def sequence_like(items, like):
     """`items` (a list, tuple or array) as the kind of sequence `like` is: the cotangent of
-    tuple(like) or list(like), whose rows are `like`'s elements."""
+    tuple(like) or list(like), whose rows are `like`'s elements (a dict's are its keys,
+    which carry no derivative)."""
+    if isinstance(like, dict):
+        return zeros_like(like)
     if isinstance(like, (Array, np.ndarray)):
         return items if isinstance(items, Array) else jnp.stack(list(items))
     items = unstack(items, 0) if isinstance(items, Array) else list(items)

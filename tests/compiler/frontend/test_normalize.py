@@ -276,7 +276,7 @@ def test_enumerate_and_zip_become_index_loops():
     text = core_text(enumerate_zip_loop)
     body = text.split("\n", 1)[1]
     assert "enumerate(" not in body and "zip(" not in body
-    assert "a = xs[" in text and "b = ys[" in text
+    assert "xs_seq = iterated(xs)" in text and "a = xs_seq[" in text and "b = ys_seq[" in text
     f = load(to_ssa(lower_function(enumerate_zip_loop)))
     assert f([1.0, 2.0, 3.0], [4.0, 5.0]) == enumerate_zip_loop([1.0, 2.0, 3.0], [4.0, 5.0])
 
