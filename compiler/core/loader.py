@@ -70,9 +70,43 @@ def namespace_for(fn: ir.Function) -> tuple[ir.Function, dict]:
         return ir.Ref(ref.value, alias + ref.path[len(name):], ref.root)
 
     body = [_map_refs(s, bind) for s in fn.body]
-    out = ir.Function(fn.name, fn.params, body, fn.defaults, fn.filename, fn.firstline,
+    defaults = _named_defaults(fn, bindings, reserved)
+    out = ir.Function(fn.name, fn.params, body, defaults, fn.filename, fn.firstline,
                       fn.doc, fn.meta)
     return out, bindings
+
+
+class _DefaultName(str):
+    """A parameter's default that Python cannot spell as a literal (an enum member, an
+    object), printed as the global name it is bound to."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _named_defaults(fn: ir.Function, bindings: dict, reserved: set) -> tuple:
+    """fn's defaults, each that is not a literal replaced by a global `<param>_default`."""
+    if not fn.defaults:
+        return fn.defaults
+    params = fn.params[len(fn.params) - len(fn.defaults):]
+    out = []
+    for param, value in zip(params, fn.defaults):
+        if _literal(value):
+            out.append(value)
+            continue
+        name = f"{param}_default"
+        while name in reserved or (name in bindings and bindings[name] is not value):
+            name += "_"
+        bindings[name] = value
+        out.append(_DefaultName(name))
+    return tuple(out)
+
+
+def _literal(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_literal(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str, bytes)) and (
+        type(value) in (bool, int, float, complex, str, bytes))
 
 
 def _map_refs(s: ir.Stmt, f) -> ir.Stmt:

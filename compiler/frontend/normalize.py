@@ -23,8 +23,8 @@ import gast
 from redraft.compiler.core import helpers, ir
 from redraft.compiler.core.core_function import CoreFunction
 from redraft.compiler.core.names import Names
-from redraft.compiler.frontend import (call_shape, control_flow, jumps, local_functions, methods,
-                                       specialise, static_calls)
+from redraft.compiler.frontend import (call_shape, control_flow, jumps, local_functions,
+                                       match_statements, methods, specialise, static_calls)
 from redraft.compiler.frontend.source import (OPAQUE_LIBRARIES, ParsedFunction,
                                               SourceUnavailableError, parse_function)
 from redraft.compiler.frontend.ssa import to_ssa
@@ -257,6 +257,9 @@ class Lowering:
     # ---- function --------------------------------------------------------------------------
     def run(self) -> ir.Function:
         node = self.parsed.node
+        if isinstance(node, gast.FunctionDef) and match_statements.has_match(node):
+            match_statements.desugar(node, self.fail)
+            self.locals |= _assigned_names(node)
         if isinstance(node, gast.FunctionDef) and jumps.has_jumps(node):
             jumps.desugar(node)
             self.locals |= _assigned_names(node)

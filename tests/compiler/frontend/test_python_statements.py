@@ -1,9 +1,9 @@
 """Python statements JAX runs at trace time, under jit, grad, vmap and jit(grad): `try`
 decided when the source is read, dict and list methods that change the container, `del`,
 `for`/`while ... else`, lambdas with defaults stored in lists, map/filter/itertools.chain,
-set displays, `d |= {...}`. Each transformed result is checked against the function run
-as plain Python (eagerly, where nothing is transformed), gradients against float64 central
-differences, and vmap against a loop over the examples."""
+set displays, `d |= {...}`, `match` (as if/else chains). Each transformed result is checked
+against the function run as plain Python (eagerly, where nothing is transformed), gradients
+against float64 central differences, and vmap against a loop over the examples."""
 import functools
 import itertools
 
@@ -140,9 +140,49 @@ def del_slices(x):
     return jnp.sum(ys[0] * ys[1]) + jnp.sum(zs[0] * zs[1]) + jnp.sum(ws[0]) + len(ys) + len(ws)
 
 
+MODES = ("square", None, "linear", [2.0, 0.5], (0.5, 2.0), {"scale": 3.0, "shift": 1.0},
+         "other")
+
+
+def _matched(x, mode):
+    match mode:
+        case "square" | "sq":
+            return x ** 2
+        case None:
+            return x
+        case str() as name if name.startswith("lin"):
+            return x * 2
+        case [a, b] if a > b:
+            return x * a - b
+        case {"scale": s, "shift": t}:
+            return x * s + t
+        case (_, b):
+            return x * b
+        case _:
+            return jnp.sin(x)
+
+
+def match_statements(x):
+    return sum(jnp.sum(jnp.tanh(_matched(x, m))) for m in MODES)
+
+
+def match_on_expressions(x):
+    match CFG["depth"]:
+        case 1:
+            y = x
+        case 2:
+            y = x * x
+    match x.ndim:
+        case 1:
+            return jnp.sum(y)
+        case _:
+            return jnp.sum(y) * 2
+
+
 CASES = [del_slices, try_missing_key, try_import_fallback, try_else_finally, try_return_in_handler,
          dict_methods, list_methods, loops_with_else, lambdas_with_defaults,
-         iteration_builtins, set_membership, comprehension_dict_sum]
+         iteration_builtins, set_membership, comprehension_dict_sum, match_statements,
+         match_on_expressions]
 
 
 def _numerical_grad(fn, x, eps=1e-3):
@@ -339,3 +379,14 @@ def test_comprehensions_in_a_try_body_see_its_names():
     np.testing.assert_allclose(redraft.grad(_try_with_comprehensions)(X), 2 * 2 * 2 * X,
                                rtol=1e-5)
 
+
+
+def test_a_match_pattern_with_a_rest_is_refused_at_the_users_line():
+    def starred(x, spec):
+        match spec:
+            case [first, *rest]:
+                return x * first * len(rest)
+        return x
+
+    with pytest.raises(UnsupportedSyntaxError, match="not supported.*if/elif"):
+        redraft.grad(lambda x: jnp.sum(starred(x, [2.0, 3.0])))(X)
