@@ -1857,7 +1857,7 @@ class Lowering:
                     isinstance(e, gast.Starred) for e in a.elts) for a in node.args[1:])
                 and len(node.args[1].elts) == len(node.args[2].elts)):
             return None
-        f = self.expr(node.args[0], out)
+        f = self.constructed_now(node.args[0], out)
         if not isinstance(f, ir.Ref) or isinstance(f.value, (PartialCall, KnownTuple)):
             return None
         target, extra = f.value, ()
@@ -1898,6 +1898,45 @@ class Lowering:
             acc = self.emit(out, node, ir.Call(fn, (ir.Const(subscripts), acc, args[k + 1]),
                                                tuple(kwargs)))
         return acc
+
+    def constructed_now(self, node, out) -> ir.Atom:
+        """Expression `node` lowered; where it calls transforms (grad, vmap, jit...) of a
+        known function with constant arguments, the function they make, made now
+        (static_calls), so that `jvp(jit(grad(f)), (x,), (v,))` reads as the derivative of
+        a known function, not of a function value (which vmap cannot batch)."""
+        made = self.made_now(node)
+        return made if made is not None else self.expr(node, out)
+
+    def made_now(self, node) -> ir.Ref | None:
+        """The function a call of a static constructor on constants makes, or None."""
+        if not isinstance(node, gast.Call) or any(isinstance(a, gast.Starred)
+                                                  for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            return None
+        fn = self.known_ref(node.func)
+        if fn is None or fn.value not in static_calls.STATIC_CONSTRUCTORS:
+            return None
+        try:
+            args = [self.static_argument(a) for a in node.args]
+            kwargs = {k.arg: self.static_argument(k.value) for k in node.keywords}
+        except KeyError:  # a value known only when the code runs, or a capturing closure
+            return None
+        made = fn.value(*args, **kwargs)
+        return ir.Ref(made, f"{fn.path.replace('.', '_')}_made")
+
+    def static_argument(self, node):
+        """The value of a constructor's argument known when the source is read (KeyError
+        where it is not)."""
+        made = self.made_now(node)
+        if made is not None:
+            return made.value
+        if _is_literal(node):
+            return gast.literal_eval(node)
+        scratch: list = []
+        atom = self.expr(node, scratch)
+        if scratch or not isinstance(atom, (ir.Ref, ir.Const)):
+            raise KeyError(node)
+        return static_calls.constant_value(atom)
 
     def transform_of_closure(self, node, fn, args, kwargs, star) -> ir.Ref | None:
         """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures

@@ -98,6 +98,12 @@ def _value(a, constants: dict, made: dict):
     return constants[a.name]
 
 
+def constant_value(a: ir.Atom):
+    """The value of a Ref or Const argument of a constructor; KeyError for a local function
+    that captures values (not a constant)."""
+    return _unwrap_local(a.value) if isinstance(a, ir.Ref) else a.value
+
+
 def _unwrap_local(value):
     """A lambda or def inside the function (compiler/frontend/local_functions.py) that
     captures nothing is its Core function; one that captures locals is not a constant."""

@@ -856,3 +856,28 @@ def test_reversed_lists_tuples_and_array_rows_differentiate():
     np.testing.assert_allclose(float(np.sum(gx)), 6.8018017, rtol=1e-5)   # JAX's sums
     np.testing.assert_allclose(float(np.sum(gw[0])), 43.81081, rtol=1e-5)
     np.testing.assert_allclose(float(np.sum(gw[1])), 26.280792, rtol=1e-5)
+
+
+# ---- transforms of known functions made inside a function ----------------------------------------
+
+def _sin_cube_sum(x):
+    return jnp.sum(jnp.sin(x) ** 2 * x)
+
+
+def _hvp(x, v):
+    return redraft.jvp(redraft.grad(_sin_cube_sum), (x,), (v,))[1]
+
+
+def _hvp_jit(x, v):
+    return redraft.jvp(redraft.jit(redraft.grad(_sin_cube_sum)), (x,), (v,))[1]
+
+
+def test_vmap_of_a_jvp_of_a_transformed_known_function():
+    """`jvp(grad(f), ...)` (and of jit(grad(f))) inside a vmapped function: the transform of
+    a known function is made when the source is read, so vmap batches a known derivative
+    (it refused a jvp of a function value). Against the Hessian's rows."""
+    x = np.arange(3.0, dtype=np.float32)
+    want = np.asarray(redraft.hessian(_sin_cube_sum)(x))
+    for fn in (_hvp, _hvp_jit):
+        got = redraft.vmap(fn, in_axes=(None, 0))(x, np.eye(3, dtype=np.float32))
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
