@@ -6,6 +6,11 @@ enclosing function's locals it reads (its captured values). Every call passes th
 so `body(i, x)` reads as `body(i, x, W)` in Core. A local function may be called, or
 passed to lax.fori_loop/while_loop/cond/switch/scan/map (which the frontend lowers to
 Core loops and branches that call it); storing or returning it is refused.
+
+One with *args, **kwargs or keyword-only parameters (GatheringLocal) is lowered per call
+shape, each call bound as Python binds it. One that assigns a `nonlocal` of the function
+enclosing it (ThreadingLocal) returns the new value with its result, and each direct call
+assigns it in the caller; it may not be used as a value.
 """
 from __future__ import annotations
 

@@ -5,8 +5,9 @@ form) with generated temporaries `t1, t2, ...`; names that are not locals are re
 to the objects they denote (globals, closure cells, builtins, module attributes); operators
 become calls to the `operator` module spelled as operators; `x.sum()`-style array methods
 become `jnp.sum(x)`; `x.at[i].set(v)`, `and`/`or`, `a if c else b`, chained comparisons,
-comprehensions, `+=` and early returns are desugared. What it refuses, with the user's file
-and line: item/attribute assignment, nested defs and lambdas, break/continue, try/with.
+comprehensions, `+=` and early returns are desugared; local defs and lambdas are lifted
+(local_functions.py). What it refuses names the user's file and line (item assignment on
+arrays, assigning a global, a nonlocal assigned in a local function used as a value).
 """
 from __future__ import annotations
 
