@@ -153,3 +153,17 @@ def smaller_first(x):
 def test_sorting_batched_numbers_still_sorts_each_example():
     np.testing.assert_allclose(np.asarray(redraft.vmap(smaller_first)(jnp.arange(3.0))),
                                [0.0, 0.0, -1.0])
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (for_k_in_d, [4.0, 5.0, 6.0]),
+    (max_of_keys, [0.0, 1.0, 2.0]),
+    (zip_sorted_keys_and_their_values, [0.0, 1.0, 2.0]),
+    (enumerate_sorted_items, [0.0, 1.0, 2.0]),
+])
+def test_jit_of_vmap_knows_the_keys_of_a_dict_argument(fn, expected):
+    """jit(vmap(f))(d): the batched source is made for d's keys (in_axes 0 spelled out key
+    by key), as vmap(f)(d) is, so iterating d reads its keys."""
+    np.testing.assert_allclose(np.asarray(redraft.jit(redraft.vmap(fn))(_d())), expected)
+    inside = redraft.jit(lambda d: redraft.vmap(fn)(d))(_d())
+    np.testing.assert_allclose(np.asarray(inside), expected)
