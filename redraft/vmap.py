@@ -118,6 +118,24 @@ class Vmapped:
                 axes.append(0 if kind == "keyword" else None)
         return Vmapped(target, tuple(axes), self._vmap_out_axes, self._vmap_axis_size)
 
+    def __redraft_for_arguments__(self, args: tuple) -> "Vmapped":
+        """This vmap with an in_axes 0 of a dict argument spelled out key by key ({"a": 0,
+        "b": 0}) for `args`, so that its batched source knows the dict's keys (iterating it
+        reads them, unbatched), as a call with the dict itself does; itself where nothing
+        changes (compiler/frontend/specialise.py, specialise_deep)."""
+        from redraft.compiler.transforms.batch.vmap_wrapper import hashable_spec
+        try:
+            specs = _positional_specs(self._vmap_in_axes, len(args))
+        except ValueError:
+            return self
+        spelled = tuple({k: 0 for k in a} if s == 0 and isinstance(s, int) and isinstance(
+            a, dict) and a and all(isinstance(k, str) for k in a) else s
+            for s, a in zip(specs, args))
+        if spelled == specs:
+            return self
+        return TRANSFORM_CACHE.get(self, ("spelled out", hashable_spec(spelled)), lambda: Vmapped(
+            self._vmap_fun, spelled, self._vmap_out_axes, self._vmap_axis_size))
+
     def __redraft_transformable__(self):
         """The Core of this vmapped function (arguments taken as arrays, or as tuples where
         in_axes is a tuple), so grad, jvp and vmap can transform it further."""

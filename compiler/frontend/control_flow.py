@@ -55,9 +55,12 @@ def call(lw, fn: ir.Atom, args: tuple, out: list, node, target: str | None = Non
 
 
 def _function_arg(lw, node, out) -> ir.Atom:
+    from redraft.compiler.frontend.local_functions import ThreadingLocal
     atom = lw.expr(node, out)
     if isinstance(atom, ir.Const):
         lw.fail(node, f"{atom.value!r} is not a function")
+    if isinstance(atom, ir.Ref) and isinstance(atom.value, ThreadingLocal):
+        lw.refuse_escape(node, atom.value)  # JAX traces it once: the assignment would leak
     return atom
 
 

@@ -5,8 +5,9 @@ form) with generated temporaries `t1, t2, ...`; names that are not locals are re
 to the objects they denote (globals, closure cells, builtins, module attributes); operators
 become calls to the `operator` module spelled as operators; `x.sum()`-style array methods
 become `jnp.sum(x)`; `x.at[i].set(v)`, `and`/`or`, `a if c else b`, chained comparisons,
-comprehensions, `+=` and early returns are desugared. What it refuses, with the user's file
-and line: item/attribute assignment, nested defs and lambdas, break/continue, try/with.
+comprehensions, `+=` and early returns are desugared; local defs and lambdas are lifted
+(local_functions.py). What it refuses names the user's file and line (item assignment on
+arrays, assigning a global, a nonlocal assigned in a local function used as a value).
 """
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ from redraft.runtime.errors import RedraftError
 
 class UnsupportedSyntaxError(RedraftError, SyntaxError):
     """A construct Core cannot express; the message names the user's file and line."""
+
+
+class BadCallError(UnsupportedSyntaxError, TypeError):
+    """A call in the source whose arguments do not fit the callee's parameters: Python's
+    TypeError for it, with the user's file and line first."""
 
 
 BINOPS = {gast.Add: (operator.add, "+"), gast.Sub: (operator.sub, "-"),
@@ -127,6 +133,9 @@ class Lowering:
         self.store_counts: dict[str, int] | None = None  # see stores_of
         self.called_types: dict[str, type] = {}  # parameters whose class's __call__ is known
         self.partials: dict[str, PartialCall] = {}  # p = partial(f, ...), never reassigned
+        self.kwonly_defaults: dict[str, ir.Atom] | None = None  # see gathered_params
+        self.captured_names: frozenset[str] = frozenset()  # a local function's (see lift)
+        self.threads: list[str] = []  # enclosing names it assigns (ThreadingLocal)
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.gathered_params(node, shape or call_shape.CallShape(), assigned)
         if shape is not None and shape.spread:
@@ -161,7 +170,7 @@ class Lowering:
         kwonly = [a.id for a in args.kwonlyargs]
         self.locals |= set(kwonly) | {a.id for a in (args.vararg, args.kwarg) if a is not None}
         if shape.n_extra and args.vararg is None:
-            self.fail(node, f"{self.fn.__name__}() takes no *args")
+            self.fail(node, f"{self.function_name()}() takes no *args")
         extra: list[str] = []
         if args.vararg is not None:
             name = args.vararg.id
@@ -170,13 +179,15 @@ class Lowering:
             self.prologue.append(ir.Assign((name,), ir.Tuple(items), origin))
             if name not in assigned:
                 self.known_tuples[name] = items
-        defaults = getattr(self.fn, "__kwdefaults__", None) or {}
+        if self.kwonly_defaults is None:  # the user's function: the values Python made
+            self.kwonly_defaults = {k: _ref_or_const(v, f"{k}_default") for k, v in (
+                getattr(self.fn, "__kwdefaults__", None) or {}).items()}
         for k in kwonly:
             if k not in shape.kwonly:
-                if k not in defaults:
-                    self.fail(node, f"{self.fn.__name__}() missing keyword-only argument {k!r}")
-                self.prologue.append(ir.Assign((k,), _ref_or_const(defaults[k], f"{k}_default"),
-                                               origin))
+                if k not in self.kwonly_defaults:
+                    self.fail(node, f"{self.function_name()}() missing keyword-only argument "
+                                    f"{k!r}")
+                self.prologue.append(ir.Assign((k,), self.kwonly_defaults[k], origin))
         gathered: list[str] = []
         if args.kwarg is not None:
             name = args.kwarg.id
@@ -191,24 +202,28 @@ class Lowering:
                 self.known_dicts[name] = {k: ir.Var(n) for k, n in zip(shape.extra_kw,
                                                                        gathered)}
         elif shape.extra_kw:
-            self.fail(node, f"{self.fn.__name__}() takes no **kwargs")
+            self.fail(node, f"{self.function_name()}() takes no **kwargs")
         self.gathered = tuple(extra) + shape.kwonly + tuple(gathered)
         self.params = self.params + self.gathered
 
     @classmethod
-    def nested(cls, parent: "Lowering", node, name: str, params: tuple[str, ...]):
-        """The lowering of a function defined inside `parent` (see local_functions.py)."""
+    def nested(cls, parent: "Lowering", node, name: str, own: tuple[str, ...],
+               captured: tuple[str, ...], shape: call_shape.CallShape | None = None,
+               kwonly_defaults: dict | None = None, threads: tuple[str, ...] = ()):
+        """The lowering of a function defined inside `parent` (see local_functions.py):
+        its parameters are `own`, then those a call `shape` lays out for *args, keyword-only
+        parameters and **kwargs (their defaults the atoms `kwonly_defaults`), then the
+        `captured` values. It returns the new values of `threads` (captured names it
+        declares nonlocal and assigns) with its result (local_functions.ThreadingLocal)."""
         self = cls.__new__(cls)
         self.fn = parent.fn
         self.parsed = ParsedFunction(node, parent.parsed.filename, parent.parsed.line_offset)
         self.env = parent.env
         self.counter = 0
-        self.params = params
-        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
-            self.fail(node, "*args, **kwargs and keyword-only parameters are not supported "
-                            "in transformed functions yet")
+        self.params = own
         body = node.body if isinstance(node.body, list) else [node.body]
-        self.locals = set(params) | local_functions.assigned_names(body)
+        assigned = local_functions.assigned_names(body)
+        self.locals = set(own) | set(captured) | assigned
         self.line = node.lineno
         self.local_functions = dict(parent.local_functions)
         self.name_override = name
@@ -220,7 +235,31 @@ class Lowering:
         self.called_types = {}
         self.partials = {k: v for k, v in parent.partials.items() if k not in self.locals}
         self.store_counts = None
+        self.kwonly_defaults = dict(kwonly_defaults or {})
+        self.captured_names = frozenset(captured)
+        self.threads = list(threads)
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            self.gathered_params(node, shape or call_shape.CallShape(), assigned)
+            gathering = {a.id for a in [node.args.vararg, node.args.kwarg] if a is not None}
+            gathering |= {a.id for a in node.args.kwonlyargs}
+            self.known = {k: v for k, v in self.known.items() if k not in gathering}
+            self.partials = {k: v for k, v in self.partials.items() if k not in gathering}
+        self.params = self.params + tuple(captured)
         return self
+
+    def snapshot(self) -> "Lowering":
+        """A copy of this lowering's view of names now, for a local function lowered later
+        (local_functions.GatheringLocal) to read them as at its definition."""
+        copy = Lowering.__new__(Lowering)
+        copy.__dict__.update(self.__dict__)
+        copy.local_functions = dict(self.local_functions)
+        copy.imported, copy.known = dict(self.imported), dict(self.known)
+        copy.partials = dict(self.partials)
+        return copy
+
+    def function_name(self) -> str:
+        """The name of the function being lowered, as its user wrote it."""
+        return self.name_override or self.fn.__name__
 
     def fresh_local(self, base: str) -> str:
         """A new local name starting with `base` (for values the frontend introduces)."""
@@ -231,9 +270,9 @@ class Lowering:
         line = getattr(node, "lineno", None) or self.line
         return (self.parsed.filename, line + self.parsed.line_offset)
 
-    def fail(self, node, message: str):
+    def fail(self, node, message: str, kind: type = UnsupportedSyntaxError):
         file, line = self.origin(node)
-        err = UnsupportedSyntaxError(f"{file}:{line}: {message}")
+        err = kind(f"{file}:{line}: {message}")
         err.filename, err.lineno = file, line
         raise err
 
@@ -250,9 +289,16 @@ class Lowering:
         if isinstance(expr, ir.Ref) and isinstance(expr.value, KnownTuple):
             expr = ir.Tuple(tuple(self.function_value(a, node, out)
                                   for a in expr.value.items))
+        if isinstance(expr, ir.Ref) and isinstance(expr.value, local_functions.ThreadingLocal):
+            self.refuse_escape(node, expr.value)
         name = target or self.fresh()
         out.append(ir.Assign((name,), expr, self.origin(node)))
         return ir.Var(name)
+
+    def refuse_escape(self, node, local) -> None:
+        """A local function assigning names of the function enclosing it, used as a value:
+        the new values would be lost (local_functions.ThreadingLocal)."""
+        self.fail(node, escape_message(local.name, local.threads))
 
     # ---- function --------------------------------------------------------------------------
     def run(self) -> ir.Function:
@@ -266,7 +312,7 @@ class Lowering:
         out: list[ir.Stmt] = list(self.prologue)
         if isinstance(node, gast.Lambda):
             result = self.expr(node.body, out)
-            out.append(ir.Return(result, self.origin(node)))
+            out.append(ir.Return(self.with_threads(result, out, node), self.origin(node)))
         else:
             body = [s for s in node.body if not _is_docstring(s)]
             self.block_with_return(body, out)
@@ -306,8 +352,20 @@ class Lowering:
         moving the statements after an `if` into the branches that do not return."""
         result = next(n for n in ("out", "result", "out_", "result_") if n not in self.locals)
         self.locals.add(result)
-        self.returns_into(body, out, result)
-        out.append(ir.Return(ir.Var(result), self.origin(body[-1] if body else self.parsed.node)))
+        start = len(out)
+        if not self.returns_into(body, out, result):  # a path ends without `return`: None
+            out.insert(start, ir.Assign((result,), ir.Const(None), self.origin(
+                self.parsed.node)))
+        where = body[-1] if body else self.parsed.node
+        out.append(ir.Return(self.with_threads(ir.Var(result), out, where), self.origin(where)))
+
+    def with_threads(self, result: ir.Atom, out: list, node) -> ir.Atom:
+        """What the function returns: `result`, or for a local function that assigns names
+        of the function enclosing it, (result, their new values) (ThreadingLocal)."""
+        if not self.threads:
+            return result
+        return self.emit(out, node, ir.Tuple((result,) + tuple(ir.Var(n)
+                                                             for n in self.threads)))
 
     def returns_into(self, body: list, out: list, result: str) -> bool:
         """Lower `body`, writing any return value into `result`; True if it always returns."""
@@ -423,6 +481,8 @@ class Lowering:
         assigned = _assigned_names(self.parsed.node) if isinstance(
             self.parsed.node, gast.FunctionDef) else set()
         written = [n for n in node.names if n in assigned]
+        if isinstance(node, gast.Nonlocal):
+            written = [n for n in written if n not in self.threads]
         if written:
             kind = "global" if isinstance(node, gast.Global) else "nonlocal"
             self.fail(node, f"assigning the {kind} {written[0]!r} inside a transformed "
@@ -573,6 +633,8 @@ class Lowering:
             self._rebind_mutation(node, mutated, out)
             return
         atom_or_call = self.expr_no_assign(node.value, out)
+        if isinstance(atom_or_call, (ir.Var, ir.Const)):
+            return  # (a call whose result is already assigned: a ThreadingLocal's)
         out.append(ir.ExprStmt(atom_or_call, self.origin(node)))
 
     def _mutated_local(self, call) -> str | None:
@@ -1790,6 +1852,11 @@ class Lowering:
             return closed
         if isinstance(fn, ir.Ref) and isinstance(fn.value, local_functions.LocalFunction):
             local = fn.value
+            if star is not None and isinstance(local, local_functions.GatheringLocal):
+                self.fail(node, f"{local.name}(*...) spreads a value whose length is not known "
+                                f"when the source is read, and {local.name} has *args, "
+                                "**kwargs or keyword-only parameters: pass its arguments "
+                                "one by one")
             needed = len(local.params) - len(args) - len(kwargs)
             if star is not None and local.params and not local.defaults and needed >= 0:
                 # `f(a, *xs)` of a local function of known arity: its items one by one
@@ -1800,10 +1867,15 @@ class Lowering:
                 value = (local_functions.closure_call(local) if local.captured
                          else ir.Ref(local.function, local.name))
                 return ir.Call(self.emit(out, node, value), tuple(args), tuple(kwargs), star)
+            if isinstance(local, local_functions.ThreadingLocal):
+                return self.threading_call(node, local, args, kwargs, star, out)
             try:
+                if isinstance(local, local_functions.GatheringLocal):
+                    function, atoms = local.bind(tuple(args), tuple(kwargs))
+                    return ir.Call(ir.Ref(function, local.name), atoms)
                 atoms = local_functions.call_atoms(local, tuple(args), tuple(kwargs))
             except TypeError as e:
-                self.fail(node, str(e))
+                self.fail(node, str(e), BadCallError)
             return ir.Call(ir.Ref(local.function, local.name), atoms)
         if isinstance(fn, ir.Ref) and star is None and _user_function_that_gathers(
                 fn.value, [k for k, _ in kwargs], len(args)):
@@ -1813,6 +1885,27 @@ class Lowering:
         args = [self.function_value(a, node, out) for a in args]
         kwargs = [(k, self.function_value(a, node, out)) for k, a in kwargs]
         return ir.Call(fn, tuple(args), tuple(kwargs), star)
+
+    def threading_call(self, node, local, args: list, kwargs: list, star, out) -> ir.Var:
+        """`add(v)` of a local function assigning names of this one: `t, total = add(v,
+        total)`. Where a name it assigns is one this (local) function captured, this one
+        assigns it too, and returns it to its own caller in turn."""
+        if star is not None:
+            self.fail(node, f"{local.name}(*...) spreads a value whose length is not known "
+                            f"when the source is read, and {local.name} assigns "
+                            f"{', '.join(local.threads)} of the function enclosing it: pass "
+                            "its arguments one by one")
+        try:
+            atoms = local_functions.call_atoms(local, tuple(args), tuple(kwargs))
+        except TypeError as e:
+            self.fail(node, str(e), BadCallError)
+        for name in local.threads:
+            if name in self.captured_names and name not in self.threads:
+                self.threads.append(name)
+        result = self.fresh()
+        out.append(ir.Assign((result,) + local.threads, ir.Call(
+            ir.Ref(local.threading_function, local.name), atoms), self.origin(node)))
+        return ir.Var(result)
 
     def assigned_once(self, name: str) -> bool:
         node = self.parsed.node
@@ -1826,6 +1919,8 @@ class Lowering:
         of its captured values) for the callee; any other atom as it is."""
         if isinstance(a, ir.Ref) and isinstance(a.value, (PartialCall, KnownTuple)):
             return self.emit(out, node, a)
+        if isinstance(a, ir.Ref) and isinstance(a.value, local_functions.ThreadingLocal):
+            self.refuse_escape(node, a.value)
         if (isinstance(a, ir.Ref) and isinstance(a.value, local_functions.LocalFunction)
                 and (a.value.captured or a.value.defaults)):
             return self.emit(out, node, local_functions.value_call(a.value))
@@ -1861,6 +1956,8 @@ class Lowering:
         if not isinstance(f, ir.Ref) or isinstance(f.value, (PartialCall, KnownTuple)):
             return None
         target, extra = f.value, ()
+        if isinstance(target, local_functions.ThreadingLocal):
+            self.refuse_escape(node, target)
         if isinstance(target, local_functions.LocalFunction):
             target, extra = target.function, tuple(ir.Var(n) for n in target.captured)
         elif not specialise.is_function_value(target) or specialise.needs_specialising(target):
@@ -1942,6 +2039,10 @@ class Lowering:
         """`vmap(g, ...)`, `grad(g, ...)`, `jit(g)` ... of a local function `g` that captures
         locals, with constant other arguments: made now (static_calls.construct_closure) as
         a local function capturing the same values, so that calling it passes them."""
+        if (isinstance(fn, ir.Ref) and fn.value in static_calls.STATIC_CONSTRUCTORS and args
+                and isinstance(args[0], ir.Ref)
+                and isinstance(args[0].value, local_functions.ThreadingLocal)):
+            self.refuse_escape(node, args[0].value)
         if not (isinstance(fn, ir.Ref) and fn.value in static_calls.STATIC_CONSTRUCTORS
                 and star is None and args and isinstance(args[0], ir.Ref)
                 and isinstance(args[0].value, local_functions.LocalFunction)
@@ -2125,7 +2226,7 @@ class Lowering:
         try:
             shape, flat = call_shape.bind(fn.value, list(args), dict(kwargs), default)
         except TypeError as e:
-            self.fail(node, str(e))
+            self.fail(node, str(e), BadCallError)
         target = specialise.shaped(fn.value, shape)
         return ir.Call(ir.Ref(target, fn.path.split(".")[-1]), tuple(flat))
 
@@ -2356,11 +2457,18 @@ def _known_ref(value, name: str) -> ir.Atom:
 
 def lift(parent: "Lowering", node, name: str, out: list) -> local_functions.LocalFunction:
     """Lower local function `node` (a gast FunctionDef or Lambda) found in `parent`; its
-    default values are evaluated in `parent`, into `out`, where Python evaluates them."""
-    own_params = [a.id for a in list(getattr(node.args, "posonlyargs", []))
-                  + list(node.args.args)]
+    default values are evaluated in `parent`, into `out`, where Python evaluates them. One
+    with *args, **kwargs or keyword-only parameters is lowered per call shape, when a call
+    needs it, as `parent` reads at the definition (local_functions.GatheringLocal)."""
+    args = node.args
+    own_params = [a.id for a in list(getattr(args, "posonlyargs", [])) + list(args.args)]
+    gathering = [a.id for a in [args.vararg, args.kwarg] if a is not None]
+    gathering += [a.id for a in args.kwonlyargs]
     body = node.body if isinstance(node.body, list) else [node.body]
-    own_locals = set(own_params) | local_functions.assigned_names(body)
+    own_locals = set(own_params) | set(gathering) | local_functions.assigned_names(body)
+    # `nonlocal total` and assigned: passed in as a captured value, and passed back
+    threads = sorted(local_functions.declared_nonlocal(body) & own_locals & parent.locals)
+    own_locals -= set(threads)
     reads = set().union(*(local_functions.read_names(s) for s in body))
     captured = sorted((reads & parent.locals) - own_locals - set(parent.local_functions)
                       - set(parent.known))
@@ -2370,11 +2478,62 @@ def lift(parent: "Lowering", node, name: str, out: list) -> local_functions.Loca
         value = parent.known[other]
         if isinstance(value, local_functions.LocalFunction) and other not in own_locals:
             captured = sorted(set(captured) | set(value.captured))
-    defaults = tuple(parent.expr(d, out) for d in node.args.defaults)
-    lowering = Lowering.nested(parent, node, name, tuple(own_params) + tuple(captured))
-    core = specialise.fold_static_calls(to_ssa(lowering.run(), coalesce=False))
-    return local_functions.LocalFunction(name, CoreFunction(core), tuple(captured),
-                                         tuple(own_params), defaults)
+    defaults = tuple(parent.expr(d, out) for d in args.defaults)
+    if not gathering:
+        lowering = Lowering.nested(parent, node, name, tuple(own_params), tuple(captured),
+                                   threads=tuple(threads))
+        core = specialise.fold_static_calls(to_ssa(lowering.run(), coalesce=False))
+        if lowering.threads:
+            file, line = parent.origin(node)
+            return local_functions.ThreadingLocal(
+                name, CoreFunction(core), tuple(captured), tuple(own_params), defaults,
+                tuple(lowering.threads), lambda: UnsupportedSyntaxError(
+                    f"{file}:{line}: " + escape_message(name, tuple(lowering.threads))))
+        return local_functions.LocalFunction(name, CoreFunction(core), tuple(captured),
+                                             tuple(own_params), defaults)
+    if threads:
+        parent.fail(node, f"{name} assigns the nonlocal {threads[0]!r} and has *args, "
+                          "**kwargs or keyword-only parameters: redraft passes nonlocal "
+                          "values back only from functions with plain parameters")
+    kwonly_defaults = {a.id: parent.expr(d, out) for a, d in zip(args.kwonlyargs,
+                                                                 args.kw_defaults)
+                       if d is not None}
+    at_definition = parent.snapshot()
+
+    def lower_for(shape: call_shape.CallShape) -> CoreFunction:
+        given = kwonly_defaults if shape.kwonly else {
+            k: a for k, a in kwonly_defaults.items() if not isinstance(a, ir.Var)}
+        missing = [a.id for a in args.kwonlyargs if a.id not in given
+                   and a.id not in shape.kwonly]
+        if missing:
+            parent.fail(node, f"the local function {name} is used as a value, and its "
+                              f"keyword-only parameter {missing[0]!r} has no constant "
+                              "default: call it directly, or give it one")
+        lowering = Lowering.nested(at_definition, node, name, tuple(own_params),
+                                   tuple(captured), shape, given)
+        core = lowering.run()
+        if lowering.threads:
+            parent.fail(node, f"{name} calls a function assigning the nonlocal "
+                              f"{lowering.threads[0]!r} and has *args, **kwargs or "
+                              "keyword-only parameters: redraft passes nonlocal values back "
+                              "only from functions with plain parameters")
+        return CoreFunction(specialise.fold_static_calls(to_ssa(core, coalesce=False)))
+
+    binder = local_functions.signature_binder(
+        name if name.isidentifier() else "function", args)
+    return local_functions.GatheringLocal(name, tuple(captured), tuple(own_params), defaults,
+                                          tuple(a.id for a in args.kwonlyargs),
+                                          kwonly_defaults, binder, lower_for)
+
+
+def escape_message(name: str, threads: tuple[str, ...]) -> str:
+    """Why a local function assigning names of its enclosing function cannot be a value."""
+    names = ", ".join(repr(n) for n in threads)
+    return (f"the local function {name} assigns the nonlocal {names}; redraft passes the new "
+            f"value back where {name} is called directly in the function that defines it, "
+            "but here it is used as a value (returned, stored, or passed to another function, "
+            "a transform or a lax loop), where the assignment would be lost: return the new "
+            "value from it instead")
 
 
 def _known_item(container, key):

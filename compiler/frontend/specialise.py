@@ -360,7 +360,13 @@ def _callable_object(value) -> bool:
 
 def specialise_deep(fn, args: tuple):
     """specialise_on_values through transform wrappers: grad(f) called with a function
-    value (or a model object) is grad(f specialised), re-made around it and cached."""
+    value (or a model object) is grad(f specialised), re-made around it and cached; a
+    vmap of a dict argument knows its keys (Vmapped.__redraft_for_arguments__)."""
+    for_arguments = getattr(fn, "__redraft_for_arguments__", None)
+    if for_arguments is not None:
+        made = for_arguments(args)
+        if made is not fn:
+            return specialise_deep(made, args)
     inner = getattr(fn, "__redraft_inner__", None)
     if getattr(fn, "static", None) or inner is None or not hasattr(fn, "__redraft_rewrap__"):
         return specialise_on_values(fn, args)

@@ -317,9 +317,26 @@ def _nonlocal_counter(x):
     return jnp.sum(bump(x)) * count
 
 
-def test_assigning_a_nonlocal_is_refused_as_nonlocal():
+def test_assigning_a_nonlocal_in_a_function_called_directly_is_passed_back():
+    """bump's `count += 1` is the enclosing function's count after the call, as in Python
+    (tests/compiler/frontend/test_nonlocal.py has more)."""
+    test_jit_grad_and_vmap_agree_with_plain_python(_nonlocal_counter)
+
+
+def _nonlocal_counter_passed_to_map(x):
+    count = 0
+
+    def bump(v):
+        nonlocal count
+        count += 1
+        return v * 2.0
+    return jnp.sum(jnp.stack(list(map(bump, [x, x])))) * count + jnp.sum(
+        redraft.vmap(bump)(x))
+
+
+def test_assigning_a_nonlocal_in_a_function_used_as_a_value_is_refused_as_nonlocal():
     with pytest.raises(UnsupportedSyntaxError, match="nonlocal 'count'"):
-        redraft.jit(_nonlocal_counter)(X)
+        redraft.jit(_nonlocal_counter_passed_to_map)(X)
 
 
 def _layer(v, w, b):

@@ -46,6 +46,7 @@ defvjp(vm.unstack_examples, lambda ct, ans, g, n, axis=0: vm.stack_examples(ct, 
        argnames=("g",))
 defstatic(vm.unstack_examples, "n")
 defnondiff(vm.length_any, "it reads shapes, not values")
+defnondiff(vm.static_key, "a sort key: the strings and numbers of an item, its arrays stood in")
 defjvp(vm.move_leaves, lambda x_dot, ans, x, source, destination:
        vm.move_leaves(x_dot, source, destination))
 defvjp(vm.move_leaves, lambda g, ans, x, source, destination:

@@ -12,7 +12,7 @@ from redraft.compiler.transforms.batch.rules.common import elementwise, loop, un
 from redraft.compiler.transforms.batch.batching import (NotStatic, defbatch, defbatch_source,
                                                        defnotbatchable)
 from redraft.compiler.transforms.batch.vmap_refs import jnp_ref, vm_ref
-from redraft.compiler.transforms.common import TransformError
+from redraft.compiler.transforms.common import GETITEM, TransformError
 
 import redraft.numpy as jnp
 
@@ -40,10 +40,14 @@ def _values_of(b):
 
 
 def _items_of(b):
-    """A dict type's (key, value) pairs: each key unbatched, its value of its own type."""
+    """A dict type's (key, value) pairs: each key unbatched, its value of its own type; of
+    a dict whose keys are not known here (a Tree), a list of such pairs, each value a tree:
+    keys never differ between examples, and stay the Python values they are."""
     t = b.ctx.type_of(b.call.args[0])
     if isinstance(t, bt.Dict):
         return b.call, bt.tup(tuple(bt.tup((bt.U, v)) for v in t.types))
+    if isinstance(t, bt.Tree):
+        return b.call, bt.seq(bt.tup((bt.U, bt.TREE)))
     return b.call, bt.TREE if bt.is_batched(t) else bt.U
 
 
@@ -199,7 +203,11 @@ def _sequence(b):
 
 
 def _rows(b, a: ir.Atom) -> tuple[ir.Atom, bt.BType]:
+    """What zip iterates in `a`: a batched array's per-example rows; a Tree's rows or items,
+    as it shows when it runs (vm.tree_rows); a container's items."""
     t = b.ctx.type_of(a)
+    if isinstance(t, bt.Tree):
+        return b.emit(ir.Call(vm_ref("tree_rows"), (a, ir.Const(False)))), bt.TREE
     if bt.is_array(t):
         return b.emit(ir.Call(jnp_ref("moveaxis"), (a, ir.Const(1), ir.Const(0)))), bt.B
     return a, bt.element(t)
@@ -242,6 +250,99 @@ def _decide_try(b):
                                  "reads it out of the try (check shapes with `if` or `assert`)")
         args.append(a)
     return ir.Call(b.call.fn, tuple(args)), bt.U
+
+
+def _ordering(fn, loop_returns: str):
+    """The rule of sorted / max / min of one container. A dict's keys never differ between
+    examples: called as written. Items that hold arrays inside tuples or lists ((key, value)
+    pairs, (name, array) tuples) are ordered once for all examples by what is the same in
+    every example, `sorted(items, key=vm.static_key)` (max: the first of them in reverse,
+    min: the first), and stay Python values; items that are batched arrays themselves, and
+    a `key` function of the user's, are ordered per example (a loop over the examples)."""
+    static_key = vm_ref("static_key")
+
+    def rule(b):
+        call = b.call
+        types = [b.ctx.type_of(a) for a in call.args]
+        if not any(bt.is_batched(t) for t in types) and not any(
+                bt.is_batched(b.ctx.type_of(a)) for _, a in call.kwargs):
+            return unbatched_result(b)
+        kwargs = dict(call.kwargs)
+        allowed = ("key", "reverse") if fn is sorted else ()
+        if (len(call.args) != 1 or call.star_args is not None
+                or any(k not in allowed or bt.is_batched(b.ctx.type_of(a))
+                       for k, a in call.kwargs)):
+            return loop(b, loop_returns)
+        container, t = call.args[0], types[0]
+        if isinstance(t, bt.Dict):
+            return unbatched_result(b)  # iterating a dict gives its keys
+        if isinstance(t, bt.Tuple):
+            items = t.items
+        elif isinstance(t, bt.Seq):
+            items = (t.item,)
+        else:
+            return loop(b, loop_returns)
+        if any(bt.is_array(i) for i in items):
+            return loop(b, loop_returns)
+        elem = bt.element(t)
+        key = kwargs.get("key", static_key)
+        if key != static_key:
+            key = _key_of_examples(b, key, elem)  # the user's key, where it is static
+            if key is None:
+                return loop(b, loop_returns)
+        uniform = bt.tup((elem,) * len(items)) if isinstance(t, bt.Tuple) else bt.seq(elem)
+        container = b.ctx.convert(container, t, uniform, b.out, b.origin)
+        kwargs["key"] = key
+        if fn is max:
+            kwargs["reverse"] = ir.Const(True)
+        ordered = ir.Call(ir.Ref(sorted, "sorted"), (container,), tuple(kwargs.items()))
+        if fn is sorted:
+            return ordered, uniform
+        return ir.Call(GETITEM, (b.emit(ordered, "ordered", uniform), ir.Const(0))), elem
+    return rule
+
+
+def _key_of_examples(b, key: ir.Atom, elem: bt.BType) -> ir.Atom | None:
+    """A sort key function of the user's (`key=lambda kv: kv[0]`) whose value is the same
+    in every example for items of type `elem`: its batched version as a key of one item
+    (vm.ExampleKey), so one sort orders every example. None where the key differs between
+    examples, or is not known here."""
+    from redraft.compiler.transforms.batch.infer import batch_core_of, callee_result_type
+    from redraft.compiler.transforms.calls import callees
+    if not isinstance(key, ir.Ref) or not callable(key.value):
+        return None
+    try:
+        core = batch_core_of(key.value)
+        if len(core.params) != 1 or bt.is_batched(callee_result_type(key.value, core,
+                                                                     (elem,))):
+            return None
+        batched = callees.vmap_of(key.value, (elem,))
+    except Exception:  # noqa: BLE001 (no Core, or not batchable: ordered per example)
+        return None
+    return b.emit(ir.Call(vm_ref("ExampleKey"), (ir.Ref(batched, f"{key.path}_batched"),
+                                                ir.Var(b.ctx.size))), "key")
+
+
+def _dict(b):
+    """dict(d) keeps d's type; dict(pairs) of (key, value) pairs whose keys are the same in
+    every example (unbatched) is a dict of those keys, every value batched (the keys are
+    known only when it runs); anything else is made once per example."""
+    call = b.call
+    if not any(bt.is_batched(b.ctx.type_of(a)) for a in call.args + tuple(
+            a for _, a in call.kwargs)):
+        return unbatched_result(b)
+    if len(call.args) != 1 or call.kwargs or call.star_args is not None:
+        return loop(b, "any")
+    pairs, t = call.args[0], b.ctx.type_of(call.args[0])
+    if isinstance(t, bt.Dict):
+        return call, t
+    items = t.items if isinstance(t, bt.Tuple) else (t.item,) if isinstance(t, bt.Seq) else ()
+    if not items or not all(isinstance(i, bt.Tuple) and len(i.items) == 2
+                            and not bt.is_batched(i.items[0]) for i in items):
+        return loop(b, "any")
+    pair = bt.tup((bt.U, bt.TREE))
+    uniform = bt.tup((pair,) * len(items)) if isinstance(t, bt.Tuple) else bt.seq(pair)
+    return ir.Call(call.fn, (b.ctx.convert(pairs, t, uniform, b.out, b.origin),)), bt.TREE
 
 
 def _getattr(b):
@@ -291,15 +392,15 @@ defbatch(list, _sequence)
 defbatch(zip, _zip)
 defbatch(enumerate, _enumerate)
 defbatch(sum, _builtin_sum)
-defbatch(sorted, lambda b: loop(b, "any") if any(
-    bt.is_batched(b.ctx.type_of(a)) for a in b.call.args) else unbatched_result(b))
+defbatch(sorted, _ordering(sorted, "any"))
 defbatch(getattr, _getattr)
+defbatch(dict, _dict)
 defbatch(abs, elementwise())
 defbatch(pow, elementwise())
 defbatch(builtins.round, elementwise(static=(1,)))
 defbatch(divmod, elementwise(result=bt.tup((bt.B, bt.B))))
 for _fn in (max, min):
-    defbatch(_fn, lambda b: loop(b))
+    defbatch(_fn, _ordering(_fn, "array"))
 
 _CONCRETE = ("the value differs from example to example, so no single Python value exists "
              "(JAX: ConcretizationTypeError); keep it an array, or use jnp.where / lax.cond")

@@ -106,6 +106,7 @@ defbatch(vm.move_axis, _move_axis)
 defbatch(vm.move_leaves, _move_axis)
 defbatch(vm.getitem, _k_plus_one("x", result=bt.TREE))
 defbatch(vm.length_any, _k_plus_one("x"))
+defbatch(vm.static_key, lambda b: (b.call, bt.U))  # its arrays stand in: nothing batched
 defbatch(vm.ungetitem, loop_returning("any"))
 defbatch(vm.index_add_unbatched, loop_returning("any"))
 defbatch(vm.index_add_unbatched_bar, loop_returning("any"))

@@ -20,5 +20,5 @@ from redraft.compiler.transforms.runtime.vm.shapes import (  # noqa
     select_tree, shape, shift_axis, size, stack_examples, structure, take_examples, tree_rows,
     unbroadcast, ungetitem, unit_axes, unrows, unstack_examples, with_batch_shape)
 from redraft.compiler.transforms.runtime.vm.trees import (  # noqa
-    convert, take_example, take_example_bar, tree_index, tree_index_bar, tree_stack, tree_unstack,
-    unconvert)
+    ExampleKey, convert, static_key, take_example, take_example_bar, tree_index, tree_index_bar,
+    tree_stack, tree_unstack, unconvert)

@@ -167,3 +167,45 @@ def _broadcast_leaves(x, n, outer, reverse):
     if reverse:
         return tree_map(lambda g: unbroadcast(g, k), x)
     return tree_map(lambda leaf: broadcast(leaf, n, k), x)
+
+
+
+def static_key(item):
+    """The sort key of an item of a batched container: the item with each array leaf (it
+    differs from example to example) standing in as a value that refuses comparison
+    (tuples and lists rebuilt). `sorted(pairs, key=vm.static_key)` therefore orders a dict's
+    (key, value) pairs, or (name, array) tuples, by what is the same in every example, once
+    for all examples, and a comparison that would reach the arrays raises, as JAX's does on
+    a tracer."""
+    if isinstance(item, (tuple, list)) and not hasattr(type(item), "_fields"):
+        return type(item)(static_key(v) for v in item)
+    if item is None or isinstance(item, (str, bytes, bool, int, float)):
+        return item
+    return _PerExample()
+
+
+class ExampleKey:
+    """A sort key function of the user's, batched (it takes one more argument, the number
+    of examples), as a function of one item: what `sorted(items, key=...)` calls when the
+    key is the same in every example (compiler/transforms/batch/rules/structure.py)."""
+
+    def __init__(self, batched, n: int):
+        self.batched = batched
+        self.n = n
+
+    def __call__(self, item):
+        return self.batched(item, self.n)
+
+
+class _PerExample:
+    """A value that differs from example to example, inside an item being ordered: any
+    comparison of it raises (there is no one answer for every example)."""
+
+    def _refuse(self, other):
+        raise TypeError("vmap: sorted(), max() or min() compares values that differ from "
+                        "example to example (JAX: TracerBoolConversionError); order by keys "
+                        "that are the same for every example (strings, numbers), or use "
+                        "jnp.sort / jnp.argsort")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __hash__ = None
