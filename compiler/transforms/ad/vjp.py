@@ -80,6 +80,8 @@ class ReverseMode:
         self.records: dict[int, list[tuple[list[ir.Stmt], list[ir.Assign]]]] = {}
         # loop -> (the saved names its reversal reads, whether the push ends the iteration)
         self.kept: dict[int, tuple[list[str], bool]] = {}
+        # loop -> {its range index: the name its reversal restores the index under}
+        self.index_names: dict[int, dict[str, str]] = {}
         self.array_vars = _array_operands(fn)
         self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
@@ -287,7 +289,8 @@ class ReverseMode:
                 self.defined.add(self.bar(var))
         entry = set(self.defined)
         saved = self.names.fresh("saved")
-        restore = _unpack(self.saved_names(s), ir.Var(saved), s.origin)
+        index = self.range_index(s)
+        restore = _unpack(self.saved_names(s), ir.Var(saved), s.origin, index)
         copies = {id(x) for x in body if isinstance(x, ir.Assign) and len(x.targets) == 1
                   and x.targets[0] in carried and isinstance(x.expr, ir.Var)}
         recompute = [x for x in body if id(x) not in copies]
@@ -305,7 +308,9 @@ class ReverseMode:
             adjoint.append(self.reset(b, s.origin))
         self.defined = entry
         self.masks = self.masks_after_loop(carried_masks, adjoint, s.origin)
-        replay = [restore] + self.forward(recompute)
+        replay = [restore] + [ir.Assign((t,), ir.Call(helper("tape_index"), (ir.Var(raw),)),
+                                        s.origin) for t, raw in index.items()]
+        replay += self.forward(recompute)
         _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
         self.filled = outer_filled | (self.filled - ir.block_writes(replay))
         replay = self.save_only_what_is_read(s, replay, adjoint, ir.Var(saved))
@@ -318,6 +323,22 @@ class ReverseMode:
         out.append(ir.Assign((order,), ir.Call(helper("tape_items"), (ir.Var(self.tape(s)),)),
                              s.origin))
         out.append(ir.For(saved, ir.Var(order), self.fresh_replay(replay, adjoint), s.origin))
+
+    def range_index(self, s) -> dict[str, str]:
+        """{the loop's index: the name its reversal restores it under} for a `for` over a
+        range(...): the restored int is passed through ad.tape_index, which has no
+        derivative, so that a transform of this code (forward mode over the gradient) does
+        not take it for a value read from the tape's arrays and differentiate it. Empty for
+        other loops, whose items may carry derivatives."""
+        if not isinstance(s, ir.For) or not isinstance(s.iter, ir.Var):
+            return {}
+        if id(s) not in self.index_names:
+            made = any(isinstance(x, ir.Assign) and x.targets == (s.iter.name,)
+                       and isinstance(x.expr, ir.Call) and isinstance(x.expr.fn, ir.Ref)
+                       and x.expr.fn.value is range for x in ir.walk_stmts(self.fn.body))
+            self.index_names[id(s)] = (
+                {s.target: self.names.fresh(f"{s.target}_taped")} if made else {})
+        return self.index_names[id(s)]
 
     def carry_masks(self, s, out: list) -> dict[str, str]:
         """Each structural-zero mask held on entry to a reversed loop, copied into a name of
@@ -369,7 +390,7 @@ class ReverseMode:
             push[0].expr = ir.Tuple(tuple(ir.Var(n) for n in needed))
             if late:
                 _push_at_end(body, push, set(self.carried(s)))
-        return [_unpack(needed, record, s.origin)] + rest
+        return [_unpack(needed, record, s.origin, self.range_index(s))] + rest
 
     def values_to_save(self, s, replay: list[ir.Stmt], adjoint: list[ir.Stmt]) -> list[str]:
         """The values an iteration computes that its adjoint reads, to save on the tape
@@ -770,8 +791,10 @@ def _worth_saving(e: ir.Expr) -> bool:
             and not any(e.fn.value is h for h in _ANY_VALUE_HELPERS))
 
 
-def _unpack(names: list[str], record: ir.Var, origin) -> ir.Assign:
-    """`a, b = record`; with one name `a = record[0]` (a one-target Assign does not unpack)."""
+def _unpack(names: list[str], record: ir.Var, origin, renamed: dict[str, str]) -> ir.Assign:
+    """`a, b = record`; with one name `a = record[0]` (a one-target Assign does not unpack);
+    a name in `renamed` is bound under its new name."""
+    names = [renamed.get(n, n) for n in names]
     if len(names) == 1:
         return ir.Assign((names[0],), ir.Call(GETITEM, (record, ir.Const(0))), origin)
     return ir.Assign(tuple(names), record, origin)

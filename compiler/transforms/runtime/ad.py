@@ -180,6 +180,12 @@ def basis(x, i: int):
     return jnp.reshape(flat, a.shape)
 
 
+def tape_index(i: int) -> int:
+    """A loop's range index as reverse mode reads it back from a tape: the same int, marked
+    as carrying no derivative (the tape's record holds it beside arrays that do)."""
+    return i
+
+
 def size(x, lead: int = 0) -> int:
     """The number of elements of `x` (of all its leaves, for a pytree); of one example where
     x's leaves carry `lead` batch axes."""
