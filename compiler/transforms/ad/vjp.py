@@ -21,6 +21,7 @@ those positions: see defzeros). With has_aux the function returns (out, aux).
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 
 import redraft.numpy as jnp
 from redraft.runtime import pytree
@@ -33,7 +34,7 @@ from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformEr
                                                 broadcasting_simplifier, helper,
                                                 is_transformable_callable, positional_args,
                                                 unsupported_op, where)
-from redraft.compiler.transforms.calls.custom import is_custom
+from redraft.compiler.transforms.calls.custom import custom_vjp, is_custom
 from redraft.compiler.transforms.calls.inline import inline, rule_args, substitute_atoms
 from redraft.compiler.transforms.ad.loops import index_active_loops, inline_calls_in_loops
 from redraft.compiler.primitives.registry import rules_for
@@ -179,8 +180,22 @@ class ReverseMode:
             elif isinstance(s, (ir.For, ir.While)) and self.loop_is_active(s):
                 out.extend(self.taped_loop(s))
             else:
-                out.append(s)
+                out.append(self.primal_by_rule(s))
         return out
+
+    def primal_by_rule(self, s: ir.Stmt) -> ir.Stmt:
+        """`s`, or for an active call of a custom_vjp function (with no forward rule) the
+        same call of its fwd rule's primal result: the gradient's code computes the value
+        with fwd, as JAX's does, so forward mode over it differentiates fwd where jvp of
+        the function itself is refused."""
+        if not (isinstance(s, ir.Assign) and isinstance(s.expr, ir.Call)
+                and isinstance(s.expr.fn, ir.Ref) and set(s.targets) & self.active):
+            return s
+        fn = s.expr.fn.value
+        if not isinstance(fn, custom_vjp) or fn.jvp_rule is not None:
+            return s
+        ref = ir.Ref(fn.primal_by_fwd(), f"{s.expr.fn.path.replace('.', '_')}_fwd_primal")
+        return ir.Assign(s.targets, replace(s.expr, fn=ref), s.origin)
 
     def loop_is_active(self, s) -> bool:
         blocks = [s.body] + ([s.cond_body] if isinstance(s, ir.While) else [])
