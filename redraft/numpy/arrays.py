@@ -354,7 +354,7 @@ def _pad_pairs(widths, ndim: int, what: str) -> list[tuple]:
 def _pad_constant(x: Array, widths, constant_values) -> Array:
     """lax.pad along one axis and one side at a time, each side with its own value. The
     loops run over range(...): reverse mode reads their indices back from its tape as ints
-    without derivatives (ad.tape_index), so forward mode over the gradient works too."""
+    without derivatives (ad.tape_constant), so forward mode over the gradient works too."""
     values = _pad_pairs(constant_values, x.ndim, "constant_values")
     for axis in range(x.ndim):
         lo, hi = widths[axis]

@@ -81,8 +81,9 @@ class ReverseMode:
         self.records: dict[int, list[tuple[list[ir.Stmt], list[ir.Assign]]]] = {}
         # loop -> (the saved names its reversal reads, whether the push ends the iteration)
         self.kept: dict[int, tuple[list[str], bool]] = {}
-        # loop -> {its range index: the name its reversal restores the index under}
-        self.index_names: dict[int, dict[str, str]] = {}
+        # loop -> {a saved name no parameter feeds: the name its reversal restores it under}
+        self.restored: dict[int, dict[str, str]] = {}
+        self.fed: set[str] | None = None  # the names some parameter feeds (made on demand)
         self.array_vars = _array_operands(fn)
         self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
@@ -304,8 +305,8 @@ class ReverseMode:
                 self.defined.add(self.bar(var))
         entry = set(self.defined)
         saved = self.names.fresh("saved")
-        index = self.range_index(s)
-        restore = _unpack(self.saved_names(s), ir.Var(saved), s.origin, index)
+        constants = self.constants_restored(s)
+        restore = _unpack(self.saved_names(s), ir.Var(saved), s.origin, constants)
         copies = {id(x) for x in body if isinstance(x, ir.Assign) and len(x.targets) == 1
                   and x.targets[0] in carried and isinstance(x.expr, ir.Var)}
         recompute = [x for x in body if id(x) not in copies]
@@ -323,8 +324,8 @@ class ReverseMode:
             adjoint.append(self.reset(b, s.origin))
         self.defined = entry
         self.masks = self.masks_after_loop(carried_masks, adjoint, s.origin)
-        replay = [restore] + [ir.Assign((t,), ir.Call(helper("tape_index"), (ir.Var(raw),)),
-                                        s.origin) for t, raw in index.items()]
+        replay = [restore] + [ir.Assign((n,), ir.Call(helper("tape_constant"), (ir.Var(raw),)),
+                                        s.origin) for n, raw in constants.items()]
         replay += self.forward(recompute)
         _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
         self.filled = outer_filled | (self.filled - ir.block_writes(replay))
@@ -339,21 +340,20 @@ class ReverseMode:
                              s.origin))
         out.append(ir.For(saved, ir.Var(order), self.fresh_replay(replay, adjoint), s.origin))
 
-    def range_index(self, s) -> dict[str, str]:
-        """{the loop's index: the name its reversal restores it under} for a `for` over a
-        range(...): the restored int is passed through ad.tape_index, which has no
-        derivative, so that a transform of this code (forward mode over the gradient) does
-        not take it for a value read from the tape's arrays and differentiate it. Empty for
-        other loops, whose items may carry derivatives."""
-        if not isinstance(s, ir.For) or not isinstance(s.iter, ir.Var):
-            return {}
-        if id(s) not in self.index_names:
-            made = any(isinstance(x, ir.Assign) and x.targets == (s.iter.name,)
-                       and isinstance(x.expr, ir.Call) and isinstance(x.expr.fn, ir.Ref)
-                       and x.expr.fn.value is range for x in ir.walk_stmts(self.fn.body))
-            self.index_names[id(s)] = (
-                {s.target: self.names.fresh(f"{s.target}_taped")} if made else {})
-        return self.index_names[id(s)]
+    def constants_restored(self, s) -> dict[str, str]:
+        """{a name the loop saves: the name its reversal restores it under}, for each saved
+        name that no parameter of the function feeds (a range index, a while loop's
+        counter): restored through ad.tape_constant, which has no derivative, so that a
+        transform of this code (forward mode over the gradient) does not take it for a
+        value read from the tape's arrays and differentiate it. A name some parameter
+        feeds, active here or not, stays as it is: a later transform may differentiate
+        with respect to that parameter."""
+        if id(s) not in self.restored:
+            if self.fed is None:
+                self.fed = active_names(self.fn, set(self.fn.params))
+            self.restored[id(s)] = {n: self.names.fresh(f"{n}_taped")
+                                    for n in self.saved_names(s) if n not in self.fed}
+        return self.restored[id(s)]
 
     def carry_masks(self, s, out: list) -> dict[str, str]:
         """Each structural-zero mask held on entry to a reversed loop, copied into a name of
@@ -405,7 +405,7 @@ class ReverseMode:
             push[0].expr = ir.Tuple(tuple(ir.Var(n) for n in needed))
             if late:
                 _push_at_end(body, push, set(self.carried(s)))
-        return [_unpack(needed, record, s.origin, self.range_index(s))] + rest
+        return [_unpack(needed, record, s.origin, self.constants_restored(s))] + rest
 
     def values_to_save(self, s, replay: list[ir.Stmt], adjoint: list[ir.Stmt]) -> list[str]:
         """The values an iteration computes that its adjoint reads, to save on the tape

@@ -180,10 +180,11 @@ def basis(x, i: int):
     return jnp.reshape(flat, a.shape)
 
 
-def tape_index(i: int) -> int:
-    """A loop's range index as reverse mode reads it back from a tape: the same int, marked
-    as carrying no derivative (the tape's record holds it beside arrays that do)."""
-    return i
+def tape_constant(value):
+    """A value that no parameter feeds (a loop's index or counter) as reverse mode reads it
+    back from a tape: the same value, marked as carrying no derivative (the tape's record
+    holds it beside arrays that do)."""
+    return value
 
 
 def size(x, lead: int = 0) -> int:
