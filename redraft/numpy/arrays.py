@@ -13,6 +13,7 @@ import numpy as np
 from redraft.compiler.primitives import reductions as lax_red
 from redraft.compiler.primitives import shape as lax_shape
 from redraft.compiler.primitives.checks import canonical_axes, canonical_axis
+from redraft.compiler.primitives.registry import defbatch_source, defsource_derivative
 from redraft.runtime import dtypes
 from redraft.runtime.array import Array, wrap_host
 from redraft.runtime.convert import as_array
@@ -351,20 +352,27 @@ def _pad_pairs(widths, ndim: int, what: str) -> list[tuple]:
 
 
 def _pad_constant(x: Array, widths, constant_values) -> Array:
+    """lax.pad along one axis and one side at a time, each side with its own value. The
+    loops run over range(...): reverse mode reads their indices back from its tape as ints
+    without derivatives (ad.tape_constant), so forward mode over the gradient works too."""
     values = _pad_pairs(constant_values, x.ndim, "constant_values")
-    for axis, ((lo, hi), (v_lo, v_hi)) in enumerate(zip(widths, values)):
-        for amount, value, at_end in ((lo, v_lo, False), (hi, v_hi, True)):
-            if amount:
-                config = [(0, 0, 0)] * x.ndim
-                config[axis] = (0, amount, 0) if at_end else (amount, 0, 0)
-                x = lax_shape.pad(x, cast(as_array(value), x.dtype), config)
+    for axis in range(x.ndim):
+        lo, hi = widths[axis]
+        v_lo, v_hi = values[axis]
+        if lo:
+            x = lax_shape.pad(x, cast(as_array(v_lo), x.dtype), _one_side(x.ndim, axis, lo, 0))
+        if hi:
+            x = lax_shape.pad(x, cast(as_array(v_hi), x.dtype), _one_side(x.ndim, axis, 0, hi))
     return x
 
 
-def _pad_by_index(x: Array, widths, mode: str, reflect_type: str) -> Array:
+def _one_side(ndim: int, axis: int, lo: int, hi: int) -> tuple:
+    """lax.pad's configuration padding `axis` only, by `lo` before and `hi` after."""
+    return tuple((lo, hi, 0) if d == axis else (0, 0, 0) for d in range(ndim))
+
+
+def _pad_by_index(x: Array, widths, mode: str) -> Array:
     """Modes that copy existing elements: gather along each axis at a static index map."""
-    if reflect_type != "even":
-        raise NotImplementedError("pad: only reflect_type='even' is supported")
     for axis, (lo, hi) in enumerate(widths):
         if lo == hi == 0:
             continue
@@ -373,6 +381,44 @@ def _pad_by_index(x: Array, widths, mode: str, reflect_type: str) -> Array:
             raise ValueError(f"pad: cannot extend empty axis {axis} in mode {mode!r}")
         source = np.pad(np.arange(n), (lo, hi), mode=mode)
         x = take(x, _static_ints(source.tolist()), axis=axis)
+    return x
+
+
+def _pad_odd_reflection(x: Array, widths, mode: str) -> Array:
+    """'reflect' or 'symmetric' with reflect_type='odd': each mirrored copy is also turned
+    about its edge value (2 * edge - copy). A copy holds at most one axis length less the
+    edge ('reflect') or one axis length ('symmetric'); a wider pad mirrors the copies
+    already made, about their own outer edge, as NumPy and JAX do."""
+    for axis, (lo, hi) in enumerate(widths):
+        if lo == hi == 0:
+            continue
+        n = x.shape[axis]
+        if n == 0:
+            raise ValueError(f"pad: cannot extend empty axis {axis} in mode {mode!r}")
+        skip = 1 if mode == "reflect" and n > 1 else 0  # a lone element reflects itself
+        x = _odd_copies(x, axis, lo, n - skip, skip, True)
+        x = _odd_copies(x, axis, hi, n - skip, skip, False)
+    return x
+
+
+def _odd_copies(x: Array, axis: int, width: int, most: int, skip: int, before: bool
+                ) -> Array:
+    """`x` extended by `width` odd-reflected elements along `axis`, at most `most` a copy,
+    at its start (`before`) or its end. Each copy's bounds come from x's shape alone, so a
+    reverse-mode tape of this loop holds x and no integer that a transform of the gradient
+    would take for a value to differentiate."""
+    target = x.shape[axis] + width
+    for _ in range(-(-width // most)):
+        m = x.shape[axis]
+        size = min(target - m, most)
+        if before:
+            edge = _axis_slice(x, axis, 0, 1)
+            copy = _axis_slice(x, axis, skip, skip + size)
+        else:
+            edge = _axis_slice(x, axis, m - 1, m)
+            copy = _axis_slice(x, axis, m - skip - size, m - skip)
+        turned = ufuncs.subtract(ufuncs.multiply(edge, 2), lax_shape.rev(copy, (axis,)))
+        x = lax_shape.concatenate([turned, x] if before else [x, turned], axis)
     return x
 
 
@@ -389,16 +435,16 @@ def _pad_statistic(x: Array, widths, mode: str, stat_length) -> Array:
         n = x.shape[axis]
         if n == 0:
             raise ValueError(f"pad: cannot compute the {mode} of empty axis {axis}")
-        pieces = [x]
-        if lo:
-            count = n if n_lo is None else max(1, min(int(n_lo), n))
-            edge = _statistic(_axis_slice(x, axis, 0, count), axis, mode)
-            pieces.insert(0, tile(edge, _reps(x.ndim, axis, lo)))
+        # the end first: the start of x stays where it was (no list of pieces: vmap of the
+        # gradient batches fixed concatenations better than a list grown in branches)
         if hi:
             count = n if n_hi is None else max(1, min(int(n_hi), n))
             edge = _statistic(_axis_slice(x, axis, n - count, n), axis, mode)
-            pieces.append(tile(edge, _reps(x.ndim, axis, hi)))
-        x = lax_shape.concatenate(pieces, axis)
+            x = lax_shape.concatenate([x, tile(edge, _reps(x.ndim, axis, hi))], axis)
+        if lo:
+            count = n if n_lo is None else max(1, min(int(n_lo), n))
+            edge = _statistic(_axis_slice(x, axis, 0, count), axis, mode)
+            x = lax_shape.concatenate([tile(edge, _reps(x.ndim, axis, lo)), x], axis)
     return x
 
 
@@ -425,14 +471,14 @@ def _pad_linear_ramp(x: Array, widths, end_values) -> Array:
         n = x.shape[axis]
         if n == 0:
             raise ValueError(f"pad: cannot extend empty axis {axis} in mode 'linear_ramp'")
-        pieces = [x]
+        if hi:  # the end first: the start of x stays where it was
+            steps = np.arange(hi)[::-1] / hi
+            ramp = _ramp(_axis_slice(x, axis, n - 1, n), end_hi, steps, axis)
+            x = lax_shape.concatenate([x, ramp], axis)
         if lo:
             steps = np.arange(lo) / lo
-            pieces.insert(0, _ramp(_axis_slice(x, axis, 0, 1), end_lo, steps, axis))
-        if hi:
-            steps = np.arange(hi)[::-1] / hi
-            pieces.append(_ramp(_axis_slice(x, axis, n - 1, n), end_hi, steps, axis))
-        x = lax_shape.concatenate(pieces, axis)
+            ramp = _ramp(_axis_slice(x, axis, 0, 1), end_lo, steps, axis)
+            x = lax_shape.concatenate([ramp, x], axis)
     return x
 
 
@@ -469,7 +515,17 @@ def pad(array, pad_width, mode: str = "constant", *, constant_values=0,
         return _pad_linear_ramp(x, widths, end_values)
     if mode in ("maximum", "minimum", "mean", "median"):
         return _pad_statistic(x, widths, mode, stat_length)
-    return _pad_by_index(x, widths, mode, reflect_type)
+    if reflect_type not in ("even", "odd"):
+        raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+    if reflect_type == "odd" and mode in ("reflect", "symmetric"):
+        return _pad_odd_reflection(x, widths, mode)
+    return _pad_by_index(x, widths, mode)
+
+
+# every mode is slices, rev, concatenate, lax.pad, gathers at static indices and reductions,
+# each with rules: the transforms read pad's source, so a mode differentiates as JAX's does
+defsource_derivative(pad, "lax.pad, slices, rev, concatenate, static gathers and reductions")
+defbatch_source(pad)  # the same operations batched: no loop over the examples
 
 
 # ---- grids, differences, cross products -------------------------------------------------------

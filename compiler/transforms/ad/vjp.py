@@ -21,6 +21,7 @@ those positions: see defzeros). With has_aux the function returns (out, aux).
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 
 import redraft.numpy as jnp
 from redraft.runtime import pytree
@@ -33,7 +34,7 @@ from redraft.compiler.transforms.common import (ADD, GETITEM, Names, TransformEr
                                                 broadcasting_simplifier, helper,
                                                 is_transformable_callable, positional_args,
                                                 unsupported_op, where)
-from redraft.compiler.transforms.calls.custom import is_custom
+from redraft.compiler.transforms.calls.custom import custom_vjp, is_custom
 from redraft.compiler.transforms.calls.inline import inline, rule_args, substitute_atoms
 from redraft.compiler.transforms.ad.loops import index_active_loops, inline_calls_in_loops
 from redraft.compiler.primitives.registry import rules_for
@@ -80,6 +81,9 @@ class ReverseMode:
         self.records: dict[int, list[tuple[list[ir.Stmt], list[ir.Assign]]]] = {}
         # loop -> (the saved names its reversal reads, whether the push ends the iteration)
         self.kept: dict[int, tuple[list[str], bool]] = {}
+        # loop -> {a saved name no parameter feeds: the name its reversal restores it under}
+        self.restored: dict[int, dict[str, str]] = {}
+        self.fed: set[str] | None = None  # the names some parameter feeds (made on demand)
         self.array_vars = _array_operands(fn)
         self.array_values = self.array_vars | _array_results(fn)
         self.sites = _assignment_sites(fn.body)
@@ -177,8 +181,22 @@ class ReverseMode:
             elif isinstance(s, (ir.For, ir.While)) and self.loop_is_active(s):
                 out.extend(self.taped_loop(s))
             else:
-                out.append(s)
+                out.append(self.primal_by_rule(s))
         return out
+
+    def primal_by_rule(self, s: ir.Stmt) -> ir.Stmt:
+        """`s`, or for an active call of a custom_vjp function (with no forward rule) the
+        same call of its fwd rule's primal result: the gradient's code computes the value
+        with fwd, as JAX's does, so forward mode over it differentiates fwd where jvp of
+        the function itself is refused."""
+        if not (isinstance(s, ir.Assign) and isinstance(s.expr, ir.Call)
+                and isinstance(s.expr.fn, ir.Ref) and set(s.targets) & self.active):
+            return s
+        fn = s.expr.fn.value
+        if not isinstance(fn, custom_vjp) or fn.jvp_rule is not None:
+            return s
+        ref = ir.Ref(fn.primal_by_fwd(), f"{s.expr.fn.path.replace('.', '_')}_fwd_primal")
+        return ir.Assign(s.targets, replace(s.expr, fn=ref), s.origin)
 
     def loop_is_active(self, s) -> bool:
         blocks = [s.body] + ([s.cond_body] if isinstance(s, ir.While) else [])
@@ -287,7 +305,8 @@ class ReverseMode:
                 self.defined.add(self.bar(var))
         entry = set(self.defined)
         saved = self.names.fresh("saved")
-        restore = _unpack(self.saved_names(s), ir.Var(saved), s.origin)
+        constants = self.constants_restored(s)
+        restore = _unpack(self.saved_names(s), ir.Var(saved), s.origin, constants)
         copies = {id(x) for x in body if isinstance(x, ir.Assign) and len(x.targets) == 1
                   and x.targets[0] in carried and isinstance(x.expr, ir.Var)}
         recompute = [x for x in body if id(x) not in copies]
@@ -305,7 +324,9 @@ class ReverseMode:
             adjoint.append(self.reset(b, s.origin))
         self.defined = entry
         self.masks = self.masks_after_loop(carried_masks, adjoint, s.origin)
-        replay = [restore] + self.forward(recompute)
+        replay = [restore] + [ir.Assign((n,), ir.Call(helper("tape_constant"), (ir.Var(raw),)),
+                                        s.origin) for n, raw in constants.items()]
+        replay += self.forward(recompute)
         _define_on_all_paths(replay, self.filled, _assignment_sites(replay + adjoint))
         self.filled = outer_filled | (self.filled - ir.block_writes(replay))
         replay = self.save_only_what_is_read(s, replay, adjoint, ir.Var(saved))
@@ -318,6 +339,21 @@ class ReverseMode:
         out.append(ir.Assign((order,), ir.Call(helper("tape_items"), (ir.Var(self.tape(s)),)),
                              s.origin))
         out.append(ir.For(saved, ir.Var(order), self.fresh_replay(replay, adjoint), s.origin))
+
+    def constants_restored(self, s) -> dict[str, str]:
+        """{a name the loop saves: the name its reversal restores it under}, for each saved
+        name that no parameter of the function feeds (a range index, a while loop's
+        counter): restored through ad.tape_constant, which has no derivative, so that a
+        transform of this code (forward mode over the gradient) does not take it for a
+        value read from the tape's arrays and differentiate it. A name some parameter
+        feeds, active here or not, stays as it is: a later transform may differentiate
+        with respect to that parameter."""
+        if id(s) not in self.restored:
+            if self.fed is None:
+                self.fed = active_names(self.fn, set(self.fn.params))
+            self.restored[id(s)] = {n: self.names.fresh(f"{n}_taped")
+                                    for n in self.saved_names(s) if n not in self.fed}
+        return self.restored[id(s)]
 
     def carry_masks(self, s, out: list) -> dict[str, str]:
         """Each structural-zero mask held on entry to a reversed loop, copied into a name of
@@ -369,7 +405,7 @@ class ReverseMode:
             push[0].expr = ir.Tuple(tuple(ir.Var(n) for n in needed))
             if late:
                 _push_at_end(body, push, set(self.carried(s)))
-        return [_unpack(needed, record, s.origin)] + rest
+        return [_unpack(needed, record, s.origin, self.constants_restored(s))] + rest
 
     def values_to_save(self, s, replay: list[ir.Stmt], adjoint: list[ir.Stmt]) -> list[str]:
         """The values an iteration computes that its adjoint reads, to save on the tape
@@ -770,8 +806,10 @@ def _worth_saving(e: ir.Expr) -> bool:
             and not any(e.fn.value is h for h in _ANY_VALUE_HELPERS))
 
 
-def _unpack(names: list[str], record: ir.Var, origin) -> ir.Assign:
-    """`a, b = record`; with one name `a = record[0]` (a one-target Assign does not unpack)."""
+def _unpack(names: list[str], record: ir.Var, origin, renamed: dict[str, str]) -> ir.Assign:
+    """`a, b = record`; with one name `a = record[0]` (a one-target Assign does not unpack);
+    a name in `renamed` is bound under its new name."""
+    names = [renamed.get(n, n) for n in names]
     if len(names) == 1:
         return ir.Assign((names[0],), ir.Call(GETITEM, (record, ir.Const(0))), origin)
     return ir.Assign(tuple(names), record, origin)

@@ -3,7 +3,9 @@
 A call to a custom_jvp function in forward mode calls the user's jvp rule; in reverse
 mode it transposes that rule (which is linear in the tangents) by differentiating it in
 reverse with respect to the tangents. A custom_vjp function's backward pass is the user's
-fwd then bwd. Each is a small Core function, so derivatives of derivatives still work:
+fwd then bwd, and reverse-mode code computes its value with fwd too (f_fwd_primal), so that
+forward mode over a gradient differentiates the rules, not the function, as in JAX. Each is
+a small Core function, so derivatives of derivatives still work:
 
     def f_jvp(x, y, x_dot):                 def f_bwd(x, y, ct):
         primals = (x, y)                        pair = f_fwd(x, y)
@@ -105,6 +107,16 @@ class custom_vjp:  # noqa: N801 - JAX's name
 
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
+
+    def primal_by_fwd(self):
+        """fwd's result without its residuals, as a Core function (made once): what
+        reverse-mode code computes for a call of this function, so that forward mode over
+        the gradient differentiates the user's fwd, an ordinary function, as JAX does."""
+        made = getattr(self, "_primal_by_fwd", None)
+        if made is None:
+            from redraft.compiler.core.core_function import CoreFunction
+            made = self._primal_by_fwd = CoreFunction(custom_vjp_primal_core(self))
+        return made
 
 
 def is_custom(fn) -> bool:
@@ -230,6 +242,33 @@ def custom_jvp_bwd_core(fn: custom_jvp, mask: tuple[bool, ...], linear_bwd) -> i
     body.append(ir.Assign((bars,), call))
     body.append(ir.Return(ir.Var(bars)))
     return _function(f"{fn.__name__}_bwd", params + (ct,), body, fn)
+
+
+def custom_vjp_primal_core(fn: custom_vjp) -> ir.Function:
+    """(params...) -> fwd(params...)[0], with fn's defaults:
+
+        def f_fwd_primal(x, y):
+            pair = f_fwd(x, y)
+            out = pair[0]
+            return out
+    """
+    import inspect
+    if fn.fwd is None:
+        raise TransformError(f"custom_vjp function {fn.__name__} has no rules: call "
+                             f"{fn.__name__}.defvjp(fwd, bwd)")
+    params = _params(fn)
+    nm = _fresh(params)
+    pair, out = nm("pair"), nm("out")
+    body: list[ir.Stmt] = [
+        ir.Assign((pair,), ir.Call(ir.Ref(fn.fwd, fn.fwd.__name__),
+                                   tuple(ir.Var(p) for p in params))),
+        ir.Assign((out,), ir.Call(GETITEM, (ir.Var(pair), ir.Const(0)))),
+        ir.Return(ir.Var(out))]
+    core = _function(f"{fn.__name__}_fwd_primal", params, body, fn)
+    defaults = [p.default for p in inspect.signature(fn.fun).parameters.values()
+                if p.default is not inspect.Parameter.empty]
+    core.defaults = tuple(defaults)
+    return core
 
 
 def custom_vjp_bwd_core(fn: custom_vjp, mask: tuple[bool, ...], single: bool) -> ir.Function:

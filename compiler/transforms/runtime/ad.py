@@ -180,6 +180,13 @@ def basis(x, i: int):
     return jnp.reshape(flat, a.shape)
 
 
+def tape_constant(value):
+    """A value that no parameter feeds (a loop's index or counter) as reverse mode reads it
+    back from a tape: the same value, marked as carrying no derivative (the tape's record
+    holds it beside arrays that do)."""
+    return value
+
+
 def size(x, lead: int = 0) -> int:
     """The number of elements of `x` (of all its leaves, for a pytree); of one example where
     x's leaves carry `lead` batch axes."""

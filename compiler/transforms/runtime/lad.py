@@ -558,17 +558,6 @@ def tile_layout(a, reps) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return split, tuple(range(0, 2 * ndim, 2))
 
 
-def pad_crop(array, pad_width, mode="constant") -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(start, limit) of the original array inside jnp.pad's result (constant mode)."""
-    if mode != "constant":
-        raise NotImplementedError(f"derivatives of jnp.pad(mode={mode!r}) are not "
-                                  "implemented; only mode='constant'")
-    shape = np.shape(array)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (len(shape), 2))
-    starts = tuple(int(lo) for lo, _ in widths)
-    return starts, tuple(int(lo + d) for (lo, _), d in zip(widths, shape))
-
-
 def tensordot_axes(a, b, axes) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """jnp.tensordot's `axes` (an int or a pair) as two tuples of non-negative axes."""
     a_ndim, b_ndim = np.ndim(a), np.ndim(b)

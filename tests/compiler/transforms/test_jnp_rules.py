@@ -232,7 +232,8 @@ def test_second_order(fn, make_args):
 
 
 # The functions that needed explicit rules (the AD could not transform their source);
-# promote and promote_inexact (*args) unlock most of nn and scipy.special.
+# promote and promote_inexact (*args) unlock most of nn and scipy.special. (jnp.pad is read
+# from its source now, every mode: tests/redraft/numpy/test_pad_derivatives.py.)
 NEEDED_RULES = [
     promotion.promote, promotion.promote_inexact, special.erf, special.erfc, special.erfinv,
     special.expit, special.gammaln, special.digamma, jnp.prod, jnp.var, jnp.std,
@@ -240,7 +241,7 @@ NEEDED_RULES = [
     nn.sigmoid, nn.silu, jnp.linalg._euclidean_norm, jnp.einsum, jnp.tensordot, jnp.outer,
     jnp.inner,
     jnp.trace, jnp.diagonal, jnp.tril, jnp.triu, jnp.flip, jnp.roll, jnp.tile, jnp.repeat,
-    jnp.pad, jnp.split, jnp.take_along_axis, jnp.atleast_1d, jnp.atleast_2d, jnp.atleast_3d,
+    jnp.split, jnp.take_along_axis, jnp.atleast_1d, jnp.atleast_2d, jnp.atleast_3d,
     jnp.hypot, jnp.sinc, jnp.log2, jnp.log10]
 
 

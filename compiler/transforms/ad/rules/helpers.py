@@ -77,6 +77,7 @@ for _op in (ad.zeros_like, ad.grad_seed, ad.ones_like, ad.basis, ad.standard_bas
             ad.unbroadcast_zero_mask, ad.zero_indicator, ad.indicator_zero,
             ad.set_survivors):
     defnondiff(_op, "its value does not depend on its argument's value")
+defnondiff(ad.tape_constant, "no parameter feeds it: a loop's index or counter")
 
 defstatic(ad.unbroadcast, "x")
 defstatic(ad.broadcast_like, "ans")  # its parameter `ans` gives only a shape

@@ -345,10 +345,6 @@ defjvp(lad.repeat_bar, lambda g_dot, ans, g, a, repeats, axis=None:
        lad.repeat_bar(g_dot, a, repeats, axis))
 defvjp(lad.repeat_bar, lambda ct, ans, g, a, repeats, axis=None: jnp.repeat(ct, repeats, axis))
 defstatic(lad.repeat_bar, "a")
-defjvp(jnp.pad, lambda array_dot, ans, array, pad_width, mode="constant":
-       jnp.pad(array_dot, pad_width))
-defvjp(jnp.pad, lambda g, ans, array, pad_width, mode="constant": lax.slice(
-    g, lad.pad_crop(array, pad_width, mode)[0], lad.pad_crop(array, pad_width, mode)[1]))
 defjvp(jnp.split, lambda ary_dot, ans, ary, indices_or_sections, axis=0:
        jnp.split(ary_dot, indices_or_sections, axis))
 defvjp(jnp.split, lambda g, ans, ary, indices_or_sections, axis=0: jnp.concatenate(g, axis))
@@ -406,7 +402,7 @@ defjvp(jnp.sinc, _sinc_jvp)
 defvjp(jnp.sinc, _sinc_vjp)
 
 for _op in (lad.refuse_if, lad.reduction_axes, lad.degrees_of_freedom, lad.flat_if_none,
-            lad.axis_or_zero, lad.negated, lad.tile_layout, lad.pad_crop, lad.tensordot_axes,
+            lad.axis_or_zero, lad.negated, lad.tile_layout, lad.tensordot_axes,
             lad.tensordot_bar_spec, lad.inner_axes, lad.euclidean_norm_axis):
     defnondiff(_op, "computes static parameters from shapes and static arguments")
 

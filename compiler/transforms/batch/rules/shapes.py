@@ -259,7 +259,7 @@ defbatch(shape.broadcast_in_dim_p, _broadcast_in_dim)
 defbatch(shape.concatenate_p, _lax_concatenate)
 defbatch(shape.pad_p, _lax_pad)
 defbatch(shape.slice_p, _lax_slice)
-for _name in ("tile", "pad", "append", "insert", "delete", "rot90", "diag", "diagflat",
+for _name in ("tile", "append", "insert", "delete", "rot90", "diag", "diagflat",
               "ediff1d", "kron", "cross", "select", "take_along_axis", "searchsorted",
               "convolve", "correlate", "allclose", "array_equal", "array_equiv", "vecdot"):
     if hasattr(jnp, _name):
