@@ -373,6 +373,8 @@ class Lowering:
             if isinstance(stmt, gast.Return):
                 value = stmt.value if stmt.value is not None else gast.Constant(None, None)
                 local = self.capturing_local(value)
+                if isinstance(local, local_functions.ThreadingLocal):
+                    self.refuse_escape(value, local)
                 if local is not None:  # `return apply`: a Closure of what apply captures
                     self.emit(out, value, local_functions.value_call(local), result)
                 elif self.known_closures(value) is not None:  # `return layers`
