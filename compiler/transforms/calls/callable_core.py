@@ -93,7 +93,9 @@ def _read_core(fn) -> ir.Function:
     from redraft.compiler.frontend.normalize import lower_function
     from redraft.compiler.frontend.specialise import fold_static_calls
     from redraft.compiler.frontend.ssa import to_ssa
-    return fold_static_calls(to_ssa(lower_function(fn), coalesce=False))
+    from redraft.compiler.transforms.calls.closures import resolve_closure_calls
+    return resolve_closure_calls(fold_static_calls(to_ssa(lower_function(fn), coalesce=False)),
+                                 core_of)
 
 
 def _in_library(fn) -> bool:
